@@ -1,0 +1,110 @@
+// Package safepoint carries the kernel's interrupt request down to the compiled
+// libraries that user cells call, without those libraries importing the session.
+//
+// The session raises the flag when Jupyter asks for an interrupt. Long-running
+// library calls (each strategy Run, each dataset step, each output write, each
+// sleep) call Check or Sleep at points where stopping leaves no state half
+// updated, and unwind the cell by panicking with ErrInterrupted. The session
+// recovers that panic at the cell boundary and clears the flag before the next
+// cell. Cancelling the interpreter's context instead would break closures made
+// by earlier cells (see DESIGN.md §5), which is why this flag exists.
+//
+// All functions are safe for concurrent use.
+package safepoint
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrInterrupted is the value a safe point panics with when an interrupt is
+// pending. Callers that must not panic use Err instead.
+var ErrInterrupted = errors.New("interrupted")
+
+var state struct {
+	mu      sync.Mutex
+	raised  bool
+	wake    chan struct{} // closed by Raise; replaced by Clear
+	handled int           // safe points that observed the flag since Raise
+}
+
+func init() { state.wake = make(chan struct{}) }
+
+// Raise records an interrupt request and wakes every Sleep in progress.
+func Raise() {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if !state.raised {
+		state.raised = true
+		close(state.wake)
+	}
+}
+
+// Clear withdraws a pending interrupt; the session calls it before each cell.
+func Clear() {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.raised {
+		state.raised = false
+		state.wake = make(chan struct{})
+	}
+	state.handled = 0
+}
+
+// Raised reports whether an interrupt is pending.
+func Raised() bool {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	return state.raised
+}
+
+// Handled reports how many safe points have observed the pending interrupt.
+// The session uses it to tell a cell that reached a safe point from one that
+// never will (a tight loop), which only a second interrupt can stop.
+func Handled() int {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	return state.handled
+}
+
+// Err returns ErrInterrupted if an interrupt is pending, and nil otherwise.
+func Err() error {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.raised {
+		state.handled++
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// Check panics with ErrInterrupted if an interrupt is pending.
+func Check() {
+	if err := Err(); err != nil {
+		panic(err)
+	}
+}
+
+// Done returns a channel that is closed once an interrupt is raised.
+func Done() <-chan struct{} {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	return state.wake
+}
+
+// Sleep pauses for d, returning early if an interrupt is raised, in which
+// case it panics with ErrInterrupted. It is the time.Sleep that cells see.
+func Sleep(d time.Duration) {
+	Check()
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-Done():
+		Check()
+	}
+}
