@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything gotrain needs on a fresh Debian machine, builds the
+# binary into bin/ and installs the "Go (gotrain)" kernelspec.
+# Idempotent: packages already present are not fetched again.
+#
+# usage: install/setup.sh [--prefix DIR]   (kernelspec destination; default system-wide)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+
+packages=(
+	libopenblas-dev                 # BLAS for the training step (cgo)
+	jupyter-notebook jupyter-nbconvert python3-nbclient
+	jupyter-client jupyter-console python3-ipykernel
+	python3-jupyter-kernel-test     # the Jupyter conformance suite
+)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	echo "setup: installing ${missing[*]}"
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}"
+fi
+
+go mod download
+go build -o bin/gotrain ./cmd/gotrain
+bin/gotrain install "$@"
