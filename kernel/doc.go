@@ -1,0 +1,65 @@
+// Package kernel serves an Executor to Jupyter front ends over the Jupyter
+// messaging protocol, version 5.3, on ZeroMQ sockets.
+//
+// The protocol is specified at
+// https://jupyter-client.readthedocs.io/en/stable/messaging.html. The
+// package knows nothing about Go interpretation or training: it reads the
+// connection file, binds the five sockets (shell, control and stdin as
+// ROUTER, iopub as PUB, heartbeat as REP), verifies and signs messages with
+// HMAC-SHA256, dispatches requests, brackets each with status busy and idle
+// on iopub, and hands code to an Executor.
+//
+// # Messages handled
+//
+// Shell: kernel_info_request, execute_request, is_complete_request,
+// complete_request, inspect_request, history_request, comm_info_request,
+// comm_open, comm_msg, comm_close, and also shutdown_request and
+// interrupt_request.
+//
+// Control: kernel_info_request, interrupt_request, shutdown_request,
+// comm_info_request and history_request. Control is served by its own
+// goroutine, so it answers while a cell runs; it never calls the Executor
+// other than Interrupt.
+//
+// Stdin: input_reply, answering the input_request an Executor's
+// Output.Input sends. A reply without a parent header is accepted as the
+// answer to the pending request, because jupyter_client sends it that way.
+//
+// Published on iopub: status, execute_input, stream, display_data,
+// update_display_data, clear_output, execute_result, error, comm_open,
+// comm_msg, comm_close and shutdown_reply, each with its request as
+// parent_header.
+//
+// Unknown message types are logged and ignored.
+//
+// # Conventions
+//
+// Every error about a malformed or forged message wraps ErrProtocol; such
+// a message is logged and dropped, and the kernel keeps serving. A panic
+// while serving a request is recovered at that request's boundary and
+// logged with its stack; a panic escaping Executor.Execute becomes the
+// cell's error.
+//
+// Shell requests run one at a time, in order, on one goroutine. After a
+// failed cell whose request has stop_on_error set, the execute_requests
+// the kernel has already received are answered with status "aborted";
+// other queued requests are served. Requests still in transit when the
+// error reply goes out are served normally.
+//
+// The execution count starts at 1 and grows by one for each non-silent
+// execute_request that stores history. A silent request broadcasts
+// nothing on iopub: no execute_input, output, result or error.
+//
+// # Lifecycle
+//
+// New binds the sockets; Run serves until Close (stop now), Shutdown (stop
+// taking shell requests, finish the running cell, then close) or a
+// shutdown_request, and returns ErrClosed. Every goroutine the kernel starts
+// is waited for before Close returns. A Kernel must not be reused after it
+// is closed.
+package kernel
+
+// BUG(kernel): zmq4 v0.17.0 never stops a PUB socket's writer goroutine
+// when the socket closes, so each Kernel leaves one parked goroutine behind
+// after Close. It holds no file descriptors; a process that creates many
+// kernels accumulates them.

@@ -1,0 +1,512 @@
+package kernel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Version is the kernel's implementation_version in kernel_info_reply when
+// Config.Version is empty. The build may set it with -ldflags -X.
+var Version = "0.1.0-dev"
+
+// ErrClosed is returned by Run after Close, Shutdown or a shutdown_request,
+// and by Output.Input when the kernel stops while waiting for input.
+var ErrClosed = errors.New("kernel: closed")
+
+// shutdownGrace bounds how long a shutdown_request waits for the running
+// cell to reach a safe point after it has been interrupted.
+const shutdownGrace = 5 * time.Second
+
+// iopubLinger is how long closing waits so that zmq4's PUB writer, which
+// sends from its own goroutine, can flush the last status messages. zmq4
+// v0.17.0 has no linger option, and its writer goroutine misses the close
+// signal when it is busy sending, so closing without this drops the final
+// idle and can leave that goroutine blocked.
+const iopubLinger = 50 * time.Millisecond
+
+// Config configures a Kernel.
+type Config struct {
+	// Connection says where to listen and how to sign; usually the result
+	// of ReadConnectionFile. A zero port picks a free one (tcp only); see
+	// Kernel.Connection.
+	Connection ConnectionInfo
+	// Logger receives dropped messages, unknown message types and recovered
+	// panics. Nil means slog.Default().
+	Logger *slog.Logger
+	// HistoryFile, when set, is a file the kernel appends each stored
+	// input to, one JSON object per line, and reads earlier sessions from.
+	HistoryFile string
+	// Version is reported as implementation_version; empty means Version.
+	Version string
+	// Banner is shown by consoles at start-up; empty means a default.
+	Banner string
+	// CommTargets are the comm targets a front end may open, by name.
+	CommTargets map[string]CommOpenFunc
+}
+
+// Kernel serves one Executor over the Jupyter protocol. Its methods are safe
+// for concurrent use. A Kernel must not be reused after Close or Shutdown.
+type Kernel struct {
+	cfg      Config
+	exec     Executor
+	log      *slog.Logger
+	conn     ConnectionInfo // as bound; immutable
+	sign     *signer
+	ids      *idSource
+	session  string // header.session of every message we send
+	socks    *sockets
+	handlers map[string]handlerFunc // immutable after New
+	onCtl    map[string]bool        // msg_types served on control; immutable
+	hist     *history
+	comms    *comms
+
+	ctx    context.Context // cancelled by Close; parent of every cell's context
+	cancel context.CancelFunc
+
+	shellQ      chan *message // shell reader → shell worker
+	stopShell   chan struct{} // closed by Shutdown: the worker takes no more requests
+	workerDone  chan struct{} // closed when the shell worker returns
+	shutdownReq chan struct{} // buffered: a shutdown_request asks Run to stop
+	closed      chan struct{} // closed by Close once the sockets are closed
+	wg          sync.WaitGroup
+	stopOnce    sync.Once
+	closeOnce   sync.Once
+	closeErr    error
+	inputMu     sync.Mutex // one input_request at a time
+
+	// Owned by the shell worker goroutine.
+	count   int          // the execution count the next stored cell gets
+	pending []pendingReq // requests drained by stop_on_error, served first
+
+	mu struct {
+		sync.Mutex
+		state   runState
+		started bool // Run started the loops; workerDone will close
+		restart bool
+		running bool       // a cell is executing
+		input   *inputWait // the Input call waiting for input_reply, if any
+		parent  *message   // the shell request being served, for comm sends
+	}
+}
+
+type runState int
+
+const (
+	stateNew runState = iota
+	stateRunning
+	stateStopping
+	stateClosed
+)
+
+// pendingReq is a queued shell request taken out of the queue after a
+// failed cell; abort says it is answered with status "aborted".
+type pendingReq struct {
+	msg   *message
+	abort bool
+}
+
+// New binds the kernel's sockets and returns a kernel ready to Run. It
+// fails if the connection info is unusable or a port cannot be bound.
+func New(cfg Config, exec Executor) (*Kernel, error) {
+	if exec == nil {
+		return nil, errors.New("kernel: new: nil Executor")
+	}
+	if err := cfg.Connection.validate(); err != nil {
+		return nil, fmt.Errorf("kernel: new: %w", err)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	hist, err := openHistory(cfg.HistoryFile)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	// The sockets get their own context: Close cancels ctx to stop a cell
+	// before the sockets close, and the last status must still go out.
+	socks, conn, err := bind(context.Background(), cfg.Connection)
+	if err != nil {
+		cancel()
+		hist.close()
+		return nil, err
+	}
+	k := &Kernel{
+		cfg:         cfg,
+		exec:        exec,
+		log:         logger,
+		conn:        conn,
+		sign:        newSigner([]byte(conn.Key)),
+		ids:         newIDSource(),
+		session:     newUUID(),
+		socks:       socks,
+		hist:        hist,
+		ctx:         ctx,
+		cancel:      cancel,
+		shellQ:      make(chan *message, 64),
+		stopShell:   make(chan struct{}),
+		workerDone:  make(chan struct{}),
+		shutdownReq: make(chan struct{}, 1),
+		closed:      make(chan struct{}),
+		count:       1,
+	}
+	k.handlers, k.onCtl = newHandlers()
+	k.comms = newComms(k, cfg.CommTargets)
+	return k, nil
+}
+
+// Connection returns the connection info with the ports actually bound.
+func (k *Kernel) Connection() ConnectionInfo { return k.conn }
+
+// RestartRequested reports whether the kernel stopped because of a
+// shutdown_request with restart set; the caller may start a new kernel.
+func (k *Kernel) RestartRequested() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.mu.restart
+}
+
+// Run serves requests until the kernel stops. It returns ErrClosed after
+// Close, Shutdown or a shutdown_request, and ctx.Err() (after closing the
+// kernel) when ctx ends first. Run may be called once.
+func (k *Kernel) Run(ctx context.Context) error {
+	k.mu.Lock()
+	if k.mu.state != stateNew {
+		k.mu.Unlock()
+		return ErrClosed
+	}
+	k.mu.state = stateRunning
+	k.mu.started = true
+	// The loops are started under mu so that Close, which takes mu before
+	// waiting, never waits on a WaitGroup that is still being added to.
+	k.wg.Add(5)
+	go k.readLoop(k.socks.shell, k.queueShell)
+	go k.readLoop(k.socks.control, k.serveControl)
+	go k.readLoop(k.socks.stdin, k.deliverInput)
+	go k.heartbeat()
+	go k.serveShell()
+	k.mu.Unlock()
+
+	k.publish(nil, "status", statusContent{"starting"})
+	select {
+	case <-ctx.Done():
+		k.Close()
+		return ctx.Err()
+	case <-k.shutdownReq:
+		// Interrupt so the running cell, if any, stops at its next safe
+		// point instead of holding the shutdown until it ends by itself.
+		k.mu.Lock()
+		running := k.mu.running
+		k.mu.Unlock()
+		if running {
+			k.exec.Interrupt()
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := k.Shutdown(sctx); err != nil {
+			k.log.Warn("kernel: shutdown_request: cell did not stop in time; closed", "err", err)
+		}
+	case <-k.closed:
+	}
+	k.wg.Wait()
+	return ErrClosed
+}
+
+// Shutdown stops gracefully: it stops taking shell requests, lets the
+// running cell finish (its reply and idle status are sent), then closes the
+// sockets. If ctx ends first, Shutdown closes at once and returns ctx.Err().
+func (k *Kernel) Shutdown(ctx context.Context) error {
+	k.stopOnce.Do(func() { close(k.stopShell) })
+	k.mu.Lock()
+	started := k.mu.started
+	if k.mu.state < stateStopping {
+		k.mu.state = stateStopping
+	}
+	k.mu.Unlock()
+	if started {
+		select {
+		case <-k.workerDone:
+		case <-ctx.Done():
+			k.Close()
+			return ctx.Err()
+		}
+	}
+	return k.Close()
+}
+
+// Close stops the kernel now: it cancels the running cell's context,
+// interrupts it, closes the sockets and waits for the kernel's goroutines,
+// the running cell included, to return.
+func (k *Kernel) Close() error {
+	k.closeOnce.Do(func() {
+		k.mu.Lock()
+		k.mu.state = stateClosed
+		running := k.mu.running
+		k.mu.Unlock()
+		k.stopOnce.Do(func() { close(k.stopShell) })
+		k.cancel()
+		if running {
+			k.exec.Interrupt()
+		}
+		time.Sleep(iopubLinger)
+		k.closeErr = k.socks.close()
+		if err := k.hist.close(); err != nil && k.closeErr == nil {
+			k.closeErr = err
+		}
+		close(k.closed)
+	})
+	k.wg.Wait()
+	return k.closeErr
+}
+
+// readLoop receives messages on c, decodes and verifies them and hands the
+// good ones to handle. Malformed and forged messages are logged and dropped.
+func (k *Kernel) readLoop(c *channel, handle func(*message)) {
+	defer k.wg.Done()
+	for {
+		raw, err := c.sock.Recv()
+		if err != nil {
+			if k.ctx.Err() != nil {
+				return
+			}
+			k.log.Warn("kernel: receive failed", "channel", c.name, "err", err)
+			select {
+			case <-k.ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond): // don't spin on a broken socket
+			}
+			continue
+		}
+		m, err := k.sign.decode(raw.Frames)
+		if err != nil {
+			k.log.Warn("kernel: dropped message", "channel", c.name, "frames", len(raw.Frames), "err", err)
+			continue
+		}
+		handle(m)
+	}
+}
+
+// queueShell hands a shell request to the worker.
+func (k *Kernel) queueShell(m *message) {
+	select {
+	case <-k.stopShell:
+		k.log.Info("kernel: dropped shell request: shutting down", "msg_type", m.Header.MsgType)
+	case k.shellQ <- m:
+	case <-k.ctx.Done():
+	}
+}
+
+// serveShell runs shell requests one at a time, in arrival order.
+func (k *Kernel) serveShell() {
+	defer k.wg.Done()
+	defer close(k.workerDone)
+	for {
+		var p pendingReq
+		if len(k.pending) > 0 {
+			p, k.pending = k.pending[0], k.pending[1:]
+		} else {
+			select {
+			case <-k.stopShell:
+				return
+			case <-k.ctx.Done():
+				return
+			case p.msg = <-k.shellQ:
+			}
+		}
+		select {
+		case <-k.stopShell:
+			return
+		default:
+		}
+		k.mu.Lock()
+		k.mu.parent = p.msg
+		k.mu.Unlock()
+		k.serve(k.socks.shell, p.msg, p.abort)
+	}
+}
+
+// serveControl answers a control request on the control goroutine, so it
+// runs while a cell is executing.
+func (k *Kernel) serveControl(m *message) {
+	k.serve(k.socks.control, m, false)
+}
+
+// serve handles one request between busy and idle status messages. A panic
+// is recovered here, logged with its stack, and the kernel serves on.
+func (k *Kernel) serve(c *channel, m *message, abort bool) {
+	k.publish(m, "status", statusContent{"busy"})
+	defer k.publish(m, "status", statusContent{"idle"})
+	defer func() {
+		if r := recover(); r != nil {
+			k.log.Error("kernel: panic while handling request", "channel", c.name,
+				"msg_type", m.Header.MsgType, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	t := m.Header.MsgType
+	if abort {
+		k.reply(c, m, replyType(t), abortedContent{Status: "aborted"})
+		return
+	}
+	h, ok := k.handlers[t]
+	if !ok {
+		k.log.Warn("kernel: ignored unknown message type", "channel", c.name, "msg_type", t)
+		return
+	}
+	if c == k.socks.control && !k.onCtl[t] {
+		k.log.Warn("kernel: ignored message type not served on control (send it on shell)", "msg_type", t)
+		return
+	}
+	h(k, &request{ch: c, msg: m})
+}
+
+// heartbeat echoes every ping on the heartbeat socket.
+func (k *Kernel) heartbeat() {
+	defer k.wg.Done()
+	for {
+		ping, err := k.socks.hb.sock.Recv()
+		if err != nil {
+			if k.ctx.Err() != nil {
+				return
+			}
+			k.log.Warn("kernel: heartbeat receive failed", "err", err)
+			select {
+			case <-k.ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond): // don't spin on a broken socket
+			}
+			continue
+		}
+		if err := k.socks.hb.send(ping.Frames); err != nil && k.ctx.Err() == nil {
+			k.log.Warn("kernel: heartbeat echo failed", "err", err)
+		}
+	}
+}
+
+// newHeader returns the header of a message the kernel sends.
+func (k *Kernel) newHeader(msgType string) header {
+	return header{
+		MsgID:    k.ids.next(),
+		Session:  k.session,
+		Username: "kernel",
+		Date:     timestamp(time.Now()),
+		MsgType:  msgType,
+		Version:  protocolVersion,
+	}
+}
+
+// sendTo encodes and sends one message to ids on c. Send failures are
+// logged: a vanished client must not stop the kernel.
+func (k *Kernel) sendTo(c *channel, ids [][]byte, parent *message, msgType string, metadata, content any) string {
+	h := k.newHeader(msgType)
+	var ph *header
+	if parent != nil {
+		ph = &parent.Header
+	}
+	frames, err := k.sign.encode(ids, &h, ph, metadata, content)
+	if err != nil {
+		k.log.Error("kernel: could not encode message", "msg_type", msgType, "err", err)
+		return ""
+	}
+	if err := c.send(frames); err != nil && k.ctx.Err() == nil {
+		k.log.Warn("kernel: send failed", "msg_type", msgType, "err", err)
+	}
+	return h.MsgID
+}
+
+// reply answers m on the channel it came from.
+func (k *Kernel) reply(c *channel, m *message, msgType string, content any) {
+	k.sendTo(c, m.Identities, m, msgType, nil, content)
+}
+
+// publish broadcasts on iopub with parent as parent_header (nil for none).
+// The channel's mutex serializes iopub sends from the shell worker, the
+// control loop and goroutines a cell started.
+func (k *Kernel) publish(parent *message, msgType string, content any) {
+	topic := []byte("kernel." + k.session + "." + msgType)
+	k.sendTo(k.socks.iopub, [][]byte{topic}, parent, msgType, nil, content)
+}
+
+// inputWait is an Input call waiting for its input_reply.
+type inputWait struct {
+	msgID     string        // the input_request's msg_id
+	reply     chan string   // buffered 1
+	interrupt chan struct{} // closed by interrupt_request
+}
+
+// input sends an input_request to the client that sent parent and waits
+// for the reply, an interrupt or the kernel closing.
+func (k *Kernel) input(parent *message, prompt string, password bool) (string, error) {
+	k.inputMu.Lock()
+	defer k.inputMu.Unlock()
+	w := &inputWait{reply: make(chan string, 1), interrupt: make(chan struct{})}
+	h := k.newHeader("input_request")
+	w.msgID = h.MsgID
+	frames, err := k.sign.encode(parent.Identities, &h, &parent.Header, nil, inputRequestContent{prompt, password})
+	if err != nil {
+		return "", err
+	}
+	k.mu.Lock()
+	k.mu.input = w
+	k.mu.Unlock()
+	defer func() {
+		k.mu.Lock()
+		k.mu.input = nil
+		k.mu.Unlock()
+	}()
+	if err := k.socks.stdin.send(frames); err != nil {
+		return "", fmt.Errorf("kernel: input: %w", err)
+	}
+	select {
+	case v := <-w.reply:
+		return v, nil
+	case <-w.interrupt:
+		return "", errors.New("kernel: input: interrupted")
+	case <-k.ctx.Done():
+		return "", ErrClosed
+	}
+}
+
+// deliverInput passes an input_reply from the stdin channel to the waiting
+// Input call.
+func (k *Kernel) deliverInput(m *message) {
+	if m.Header.MsgType != "input_reply" {
+		k.log.Warn("kernel: ignored message on stdin", "msg_type", m.Header.MsgType)
+		return
+	}
+	var c inputReplyContent
+	if err := decodeContent(m, &c); err != nil {
+		k.log.Warn("kernel: dropped message", "channel", "stdin", "err", err)
+		return
+	}
+	k.mu.Lock()
+	w := k.mu.input
+	k.mu.Unlock()
+	// jupyter_client's KernelClient.input sends the reply without a parent
+	// header, so an empty parent counts as an answer to the pending request.
+	if w == nil || (m.Parent.MsgID != "" && m.Parent.MsgID != w.msgID) {
+		k.log.Warn("kernel: ignored input_reply nobody waits for", "parent_msg_id", m.Parent.MsgID)
+		return
+	}
+	select {
+	case w.reply <- c.Value:
+	default: // a duplicate reply; the first one won
+	}
+}
+
+// interruptInput wakes a waiting Input call with an error.
+func (k *Kernel) interruptInput() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if w := k.mu.input; w != nil {
+		select {
+		case <-w.interrupt:
+		default:
+			close(w.interrupt)
+		}
+	}
+}
