@@ -52,6 +52,9 @@ type ExecuteResult struct {
 	Value MIMEBundle
 	// Err, when non-nil, becomes an error message and an error reply.
 	Err *ExecError
+	// Pages are shown in the front end's pager (help text for `?name`),
+	// carried as "page" payloads of the execute_reply.
+	Pages []MIMEBundle
 }
 
 // ExecError is a failed cell as Jupyter shows it.

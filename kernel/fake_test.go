@@ -57,6 +57,8 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 		return kernel.ExecuteResult{Value: kernel.MIMEBundle{"text/plain": "42"}}
 	case "1+1":
 		return kernel.ExecuteResult{Value: kernel.MIMEBundle{"text/plain": "2"}}
+	case "page":
+		return kernel.ExecuteResult{Pages: []kernel.MIMEBundle{{"text/plain": "func Println(a ...any)"}}}
 	case "fail", "x":
 		return kernel.ExecuteResult{Err: cellError}
 	case "display":

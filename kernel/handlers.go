@@ -295,6 +295,12 @@ func handleExecute(k *Kernel, r *request) {
 	}
 	if res.Value != nil && !c.Silent {
 		k.publish(r.msg, "execute_result", executeResultContent{ExecutionCount: n, Data: res.Value, Metadata: map[string]any{}})
+		if text, ok := res.Value["text/plain"].(string); ok && store {
+			k.hist.setOutput(n, text)
+		}
+	}
+	for _, page := range res.Pages {
+		reply.Payload = append(reply.Payload, map[string]any{"source": "page", "data": page, "start": 0})
 	}
 	for name, expr := range c.UserExpressions {
 		reply.UserExpressions[name] = k.userExpression(expr, n)

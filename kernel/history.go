@@ -21,6 +21,9 @@ type histEntry struct {
 	Session int    `json:"session"`
 	Line    int    `json:"line"`
 	Input   string `json:"input"`
+	// Output is the text/plain form of the cell's result, kept in memory
+	// for history_request with output set; the file stores inputs only.
+	Output *string `json:"-"`
 }
 
 // history keeps the inputs of this session and earlier ones read from the
@@ -92,6 +95,18 @@ func (h *history) add(line int, input string) error {
 		return fmt.Errorf("kernel: history file: %w", err)
 	}
 	return nil
+}
+
+// setOutput records the result text of this session's input line.
+func (h *history) setOutput(line int, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.entries) - 1; i >= 0; i-- {
+		if e := &h.entries[i]; e.Session == h.session && e.Line == line {
+			e.Output = &text
+			return
+		}
+	}
 }
 
 func (h *history) close() error {
@@ -299,9 +314,13 @@ func handleHistory(k *Kernel, r *request) {
 	for _, e := range entries {
 		var in any = e.Input
 		if c.Output {
-			// Outputs are not kept; the protocol's (input, output) pair
-			// carries null for them.
-			in = []any{e.Input, nil}
+			// The protocol's (input, output) pair; output is null for a
+			// cell that showed no result.
+			var out any
+			if e.Output != nil {
+				out = *e.Output
+			}
+			in = []any{e.Input, out}
 		}
 		reply.History = append(reply.History, []any{e.Session, e.Line, in})
 	}

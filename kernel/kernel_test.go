@@ -205,6 +205,15 @@ func TestExecute(t *testing.T) {
 			wantReply: obj{"status": "error", "ename": "Panic", "evalue": "boom"},
 			wantReq:   kernel.ExecuteRequest{Code: "panic", StoreHistory: true, AllowStdin: true, ExecutionCount: 5},
 		},
+		{
+			name:      "pager payload",
+			content:   obj{"code": "page"},
+			wantIO:    "execute_input",
+			wantCount: 6,
+			wantReply: obj{"status": "ok", "user_expressions": obj{}, "payload": []any{
+				obj{"source": "page", "data": obj{"text/plain": "func Println(a ...any)"}, "start": 0.0}}},
+			wantReq: kernel.ExecuteRequest{Code: "page", StoreHistory: true, AllowStdin: true, ExecutionCount: 6},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -623,7 +632,8 @@ func TestHistory(t *testing.T) {
 		{"search", obj{"hist_access_type": "search", "pattern": "pr*"}, []any{[]any{2.0, 1.0, "print"}, []any{2.0, 3.0, "print"}}},
 		{"search unique", obj{"hist_access_type": "search", "pattern": "pr*", "unique": true}, []any{[]any{2.0, 3.0, "print"}}},
 		{"search n", obj{"hist_access_type": "search", "pattern": "*", "n": 2}, []any{[]any{2.0, 3.0, "print"}, []any{2.0, 4.0, "x"}}},
-		{"output pairs", obj{"hist_access_type": "tail", "n": 1, "output": true}, []any{[]any{2.0, 4.0, []any{"x", nil}}}},
+		{"output pairs", obj{"hist_access_type": "tail", "n": 3, "output": true}, []any{
+			[]any{2.0, 2.0, []any{"1+1", "2"}}, []any{2.0, 3.0, []any{"print", "42"}}, []any{2.0, 4.0, []any{"x", nil}}}},
 		{"unknown access type", obj{"hist_access_type": "bogus"}, []any{}},
 	}
 	for _, tt := range tests {
