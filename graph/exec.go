@@ -1,0 +1,631 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gotrain/gotrain/internal/blas"
+)
+
+// Float is the element type of the engine's generic code.
+type Float interface{ ~float32 | ~float64 }
+
+type gemmFunc[T Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// gemmFor picks Sgemm or Dgemm once at compile time, so steps call BLAS
+// without a per-call type switch (which would allocate).
+func gemmFor[T Float]() gemmFunc[T] {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return any(gemmFunc[float32](blas.Sgemm)).(gemmFunc[T])
+	default:
+		return any(gemmFunc[float64](blas.Dgemm)).(gemmFunc[T])
+	}
+}
+
+// compile allocates buffers for the nodes p holds and returns the steps.
+func compile[T Float](p *Program, bufs [][]T) []step {
+	g := p.g
+	var steps []step
+	for id := 0; id < p.nodes; id++ {
+		if !p.have[id] {
+			continue
+		}
+		n := g.nodes[id]
+		switch n.op {
+		case opVar:
+			bufs[id] = varStorage[T](n.v)
+			continue
+		case opReshape, opStopGradient:
+			// Alias: no op writes its inputs, so sharing is safe.
+			bufs[id] = bufs[n.in[0].id]
+			continue
+		}
+		bufs[id] = make([]T, n.size)
+		switch n.op {
+		case opPlaceholder:
+			continue
+		case opConst:
+			fill(bufs[id], T(n.c))
+			continue
+		}
+		steps = append(steps, step{n: n, fn: kernelFor(n, bufs)})
+	}
+	return steps
+}
+
+func varStorage[T Float](v *Variable) []T {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		return any(v.f32).([]T)
+	}
+	return any(v.f64).([]T)
+}
+
+func fill[T Float](x []T, v T) {
+	for i := range x {
+		x[i] = v
+	}
+}
+
+// kernelFor returns the closure computing node n from its inputs' buffers.
+// Shapes were validated when n was built, so the loops are unchecked.
+func kernelFor[T Float](n *Node, bufs [][]T) func() {
+	out := bufs[n.id]
+	in := make([][]T, len(n.in))
+	for i, x := range n.in {
+		in[i] = bufs[x.id]
+	}
+	switch n.op {
+	case opMatMul:
+		gemm := gemmFor[T]()
+		a, b := in[0], in[1]
+		m, nn := n.shape[0], n.shape[1]
+		k, lda, ldb := n.in[0].shape[1], n.in[0].shape[1], n.in[1].shape[1]
+		if n.transA {
+			k = n.in[0].shape[0]
+		}
+		return func() { gemm(n.transA, n.transB, m, nn, k, 1, a, lda, b, ldb, 0, out, nn) }
+	case opDense:
+		gemm := gemmFor[T]()
+		x, w := in[0], in[1]
+		var b []T
+		if len(in) == 3 {
+			b = in[2]
+		}
+		m, k, nn := n.in[0].shape[0], n.in[0].shape[1], n.shape[1]
+		act := n.act
+		return func() {
+			gemm(false, false, m, nn, k, 1, x, k, w, nn, 0, out, nn)
+			biasAct(out, b, nn, act)
+		}
+	case opActivate:
+		x, act := in[0], n.act
+		return func() { activate(out, x, act) }
+	case opAdd, opSub, opMul, opDiv:
+		a, b := in[0], in[1]
+		la, lb := len(a), len(b)
+		f := binaryFunc[T](n.op)
+		mode := n.mode
+		return func() { binaryLoop(out, a, b, la, lb, mode, f) }
+	case opScale:
+		x, c := in[0], T(n.c)
+		return func() {
+			for i, v := range x {
+				out[i] = c * v
+			}
+		}
+	case opNeg:
+		x := in[0]
+		return func() {
+			for i, v := range x {
+				out[i] = -v
+			}
+		}
+	case opExp:
+		x := in[0]
+		return func() {
+			for i, v := range x {
+				out[i] = T(math.Exp(float64(v)))
+			}
+		}
+	case opLog:
+		x := in[0]
+		return func() {
+			for i, v := range x {
+				out[i] = T(math.Log(float64(v)))
+			}
+		}
+	case opSquare:
+		x := in[0]
+		return func() {
+			for i, v := range x {
+				out[i] = v * v
+			}
+		}
+	case opSqrt:
+		x := in[0]
+		return func() {
+			for i, v := range x {
+				out[i] = T(math.Sqrt(float64(v)))
+			}
+		}
+	case opSoftmax, opLogSoftmax:
+		x, c, log := in[0], n.shape[len(n.shape)-1], n.op == opLogSoftmax
+		return func() { softmaxRows(out, x, c, log) }
+	case opSoftmaxGrad:
+		y, dy, c := in[0], in[1], n.shape[len(n.shape)-1]
+		return func() { softmaxGrad(out, y, dy, c) }
+	case opLogSoftmaxGrad:
+		y, dy, c := in[0], in[1], n.shape[len(n.shape)-1]
+		return func() { logSoftmaxGrad(out, y, dy, c) }
+	case opSparseXent:
+		lab, x, c := in[0], in[1], n.in[1].shape[1]
+		return func() { sparseXent(out, lab, x, c) }
+	case opSparseXentGrad:
+		lab, x, dl, c := in[0], in[1], in[2], n.shape[1]
+		return func() { sparseXentGrad(out, lab, x, dl, c) }
+	case opSoftmaxXent:
+		lab, x, c := in[0], in[1], n.in[1].shape[1]
+		return func() { softmaxXent(out, lab, x, c) }
+	case opSoftmaxXentGrad:
+		lab, x, dl, c := in[0], in[1], in[2], n.shape[1]
+		return func() { softmaxXentGrad(out, lab, x, dl, c) }
+	case opXentLabelGrad:
+		x, dl, c := in[0], in[1], n.shape[1]
+		return func() { xentLabelGrad(out, x, dl, c) }
+	case opSigmoidXent:
+		z, x := in[0], in[1]
+		return func() {
+			for i, v := range x {
+				xf := float64(v)
+				out[i] = T(math.Max(xf, 0) - xf*float64(z[i]) + math.Log1p(math.Exp(-math.Abs(xf))))
+			}
+		}
+	case opSigmoidXentGrad:
+		z, x, dl := in[0], in[1], in[2]
+		return func() {
+			for i, v := range x {
+				out[i] = (sigmoid(v) - z[i]) * dl[i]
+			}
+		}
+	case opSum, opMean:
+		x := in[0]
+		f := 1.0
+		if n.op == opMean && len(x) > 0 {
+			f = 1 / float64(len(x))
+		}
+		return func() {
+			var s float64
+			for _, v := range x {
+				s += float64(v)
+			}
+			out[0] = T(s * f)
+		}
+	case opSumAxis:
+		x := in[0]
+		outer, d, inner := axisSplit(n.in[0].shape, n.axis)
+		f := T(n.c)
+		return func() { sumAxis(out, x, outer, d, inner, f) }
+	case opBroadcastScalar:
+		x, f := in[0], n.c
+		return func() { fill(out, T(float64(x[0])*f)) }
+	case opBroadcastAxis:
+		x := in[0]
+		outer, d, inner := axisSplit(n.shape, n.axis)
+		f := T(n.c)
+		return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
+	case opCopy:
+		x := in[0]
+		return func() { copy(out, x) }
+	case opFill:
+		c := T(n.c)
+		return func() { fill(out, c) }
+	case opAddN:
+		return func() {
+			copy(out, in[0])
+			for _, x := range in[1:] {
+				for i, v := range x {
+					out[i] += v
+				}
+			}
+		}
+	case opActGradY:
+		y, dy, act := in[0], in[1], n.act
+		return func() { actGradY(out, y, dy, act) }
+	case opActGradX:
+		x, dy := in[0], in[1]
+		return func() { actGradX(out, x, dy) }
+	}
+	panic(fmt.Errorf("graph: compile: no kernel for op %s (node %s)", opNames[n.op], n))
+}
+
+func axisSplit(shape []int, axis int) (outer, d, inner int) {
+	outer, inner = 1, 1
+	for _, s := range shape[:axis] {
+		outer *= s
+	}
+	for _, s := range shape[axis+1:] {
+		inner *= s
+	}
+	return outer, shape[axis], inner
+}
+
+// sumAxis is: out[o,i] = f · Σₖ x[o,k,i].
+func sumAxis[T Float](out, x []T, outer, d, inner int, f T) {
+	for o := 0; o < outer; o++ {
+		dst := out[o*inner : (o+1)*inner]
+		clear(dst)
+		for k := 0; k < d; k++ {
+			src := x[(o*d+k)*inner : (o*d+k+1)*inner]
+			for i, v := range src {
+				dst[i] += v
+			}
+		}
+		if f != 1 {
+			for i := range dst {
+				dst[i] *= f
+			}
+		}
+	}
+}
+
+// broadcastAxisLoop is: out[o,k,i] = f · x[o,i].
+func broadcastAxisLoop[T Float](out, x []T, outer, d, inner int, f T) {
+	for o := 0; o < outer; o++ {
+		src := x[o*inner : (o+1)*inner]
+		for k := 0; k < d; k++ {
+			dst := out[(o*d+k)*inner : (o*d+k+1)*inner]
+			for i, v := range src {
+				dst[i] = f * v
+			}
+		}
+	}
+}
+
+func binaryFunc[T Float](op opKind) func(a, b T) T {
+	switch op {
+	case opAdd:
+		return func(a, b T) T { return a + b }
+	case opSub:
+		return func(a, b T) T { return a - b }
+	case opMul:
+		return func(a, b T) T { return a * b }
+	}
+	return func(a, b T) T { return a / b }
+}
+
+// binaryLoop is: out[i] = f(a[i or i mod la], b[i or i mod lb]) as mode says.
+func binaryLoop[T Float](out, a, b []T, la, lb int, mode bcast, f func(a, b T) T) {
+	switch mode {
+	case bSame:
+		for i := range out {
+			out[i] = f(a[i], b[i])
+		}
+	case bScalarA:
+		s := a[0]
+		for i := range out {
+			out[i] = f(s, b[i])
+		}
+	case bScalarB:
+		s := b[0]
+		for i := range out {
+			out[i] = f(a[i], s)
+		}
+	case bVecA:
+		for r := 0; r < len(out); r += la {
+			row, brow := out[r:r+la], b[r:r+la]
+			for j := range row {
+				row[j] = f(a[j], brow[j])
+			}
+		}
+	case bVecB:
+		for r := 0; r < len(out); r += lb {
+			row, arow := out[r:r+lb], a[r:r+lb]
+			for j := range row {
+				row[j] = f(arow[j], b[j])
+			}
+		}
+	}
+}
+
+func sigmoid[T Float](x T) T {
+	if x >= 0 {
+		return T(1 / (1 + math.Exp(-float64(x))))
+	}
+	e := math.Exp(float64(x))
+	return T(e / (1 + e))
+}
+
+func gelu(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+
+func geluGrad(x float64) float64 {
+	cdf := 0.5 * (1 + math.Erf(x/math.Sqrt2))
+	pdf := math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
+	return cdf + x*pdf
+}
+
+// biasAct is: for each row r, out[r,j] = act(out[r,j] + b[j]) (b nil: no bias).
+// Both happen in one pass over the output, after the matrix product.
+func biasAct[T Float](out, b []T, n int, act Activation) {
+	switch {
+	case b == nil && act == Linear:
+		return
+	case b == nil:
+		activate(out, out, act)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	b = b[:n]
+	for r := 0; r+n <= len(out); r += n {
+		row := out[r : r+n]
+		switch act {
+		case Linear:
+			for j, v := range row {
+				row[j] = v + b[j]
+			}
+		case ReLU:
+			// The builtin max compiles without a branch; a data-dependent
+			// branch mispredicts on about half the elements.
+			for j, v := range row {
+				row[j] = max(v+b[j], 0)
+			}
+		default:
+			for j, v := range row {
+				row[j] = v + b[j]
+			}
+			activate(row, row, act)
+		}
+	}
+}
+
+// activate is: out[i] = act(x[i]).
+func activate[T Float](out, x []T, act Activation) {
+	switch act {
+	case Linear:
+		copy(out, x)
+	case ReLU:
+		for i, v := range x {
+			out[i] = max(v, 0)
+		}
+	case Tanh:
+		for i, v := range x {
+			out[i] = T(math.Tanh(float64(v)))
+		}
+	case Sigmoid:
+		for i, v := range x {
+			out[i] = sigmoid(v)
+		}
+	case GELU:
+		for i, v := range x {
+			out[i] = T(gelu(float64(v)))
+		}
+	}
+}
+
+// reluGrad is: for i, v := range y { if v > 0 { out[i] = dy[i] } else { out[i] = 0 } }.
+// It masks dy's bits instead of branching: ReLU outputs are zero about half
+// the time at random, so a branch mispredicts often (3× slower, measured).
+func reluGrad[T Float](out, y, dy []T) {
+	dy, out = dy[:len(y)], out[:len(y)]
+	switch ys := any(y).(type) {
+	case []float32:
+		dy, out := any(dy).([]float32), any(out).([]float32)
+		for i, v := range ys {
+			b := int32(math.Float32bits(v))
+			// The sign bit of -b &^ b is set exactly when b > 0 as an
+			// integer, that is when v > 0 (and v is not NaN or -0).
+			m := uint32((-b &^ b) >> 31)
+			out[i] = math.Float32frombits(math.Float32bits(dy[i]) & m)
+		}
+	case []float64:
+		dy, out := any(dy).([]float64), any(out).([]float64)
+		for i, v := range ys {
+			b := int64(math.Float64bits(v))
+			m := uint64((-b &^ b) >> 63)
+			out[i] = math.Float64frombits(math.Float64bits(dy[i]) & m)
+		}
+	default:
+		for i, v := range y {
+			if v > 0 {
+				out[i] = dy[i]
+			} else {
+				out[i] = 0
+			}
+		}
+	}
+}
+
+// actGradY is: out[i] = dy[i] · act'(z[i]) written in terms of y[i] = act(z[i]).
+func actGradY[T Float](out, y, dy []T, act Activation) {
+	switch act {
+	case Linear:
+		copy(out, dy)
+	case ReLU:
+		reluGrad(out, y, dy)
+	case Tanh:
+		for i, v := range y {
+			out[i] = dy[i] * (1 - v*v)
+		}
+	case Sigmoid:
+		for i, v := range y {
+			out[i] = dy[i] * v * (1 - v)
+		}
+	}
+}
+
+// actGradX is: out[i] = dy[i] · gelu'(x[i]). Only GELU is differentiated
+// from its input; the other activations' derivatives follow from their
+// outputs (actGradY).
+func actGradX[T Float](out, x, dy []T) {
+	for i, v := range x {
+		out[i] = dy[i] * T(geluGrad(float64(v)))
+	}
+}
+
+// softmaxRows is: per row of c elements, out = softmax(x) or log softmax(x).
+func softmaxRows[T Float](out, x []T, c int, log bool) {
+	if c == 0 {
+		return // empty rows; the row loop would not advance
+	}
+	for r := 0; r+c <= len(x); r += c {
+		row, dst := x[r:r+c], out[r:r+c]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, float64(v))
+		}
+		var s float64
+		for j, v := range row {
+			e := math.Exp(float64(v) - mx)
+			s += e
+			if !log {
+				dst[j] = T(e)
+			}
+		}
+		if log {
+			lse := mx + math.Log(s)
+			for j, v := range row {
+				dst[j] = T(float64(v) - lse)
+			}
+		} else {
+			inv := 1 / s
+			for j := range dst {
+				dst[j] = T(float64(dst[j]) * inv)
+			}
+		}
+	}
+}
+
+// softmaxGrad is: per row, out = y ⊙ (dy - Σ dy⊙y).
+func softmaxGrad[T Float](out, y, dy []T, c int) {
+	if c == 0 {
+		return // empty rows; the row loop would not advance
+	}
+	for r := 0; r+c <= len(y); r += c {
+		yr, dr, o := y[r:r+c], dy[r:r+c], out[r:r+c]
+		var s float64
+		for j, v := range yr {
+			s += float64(v) * float64(dr[j])
+		}
+		for j, v := range yr {
+			o[j] = T(float64(v) * (float64(dr[j]) - s))
+		}
+	}
+}
+
+// logSoftmaxGrad is: per row, out = dy - exp(y)·Σ dy.
+func logSoftmaxGrad[T Float](out, y, dy []T, c int) {
+	if c == 0 {
+		return // empty rows; the row loop would not advance
+	}
+	for r := 0; r+c <= len(y); r += c {
+		yr, dr, o := y[r:r+c], dy[r:r+c], out[r:r+c]
+		var s float64
+		for _, v := range dr {
+			s += float64(v)
+		}
+		for j, v := range yr {
+			o[j] = T(float64(dr[j]) - math.Exp(float64(v))*s)
+		}
+	}
+}
+
+// rowLSE returns max and log Σ exp(row - max) + max.
+func rowLSE[T Float](row []T) float64 {
+	mx := math.Inf(-1)
+	for _, v := range row {
+		mx = math.Max(mx, float64(v))
+	}
+	var s float64
+	for _, v := range row {
+		s += math.Exp(float64(v) - mx)
+	}
+	return mx + math.Log(s)
+}
+
+// LabelError is the error Run returns (wrapped) when a sparse label is not a
+// class id of the logits.
+type LabelError struct {
+	Row   int
+	Label float64
+	Class int // the number of classes
+}
+
+func (e *LabelError) Error() string {
+	return fmt.Sprintf("graph: row %d: want a label in [0,%d), got %v", e.Row, e.Class, e.Label)
+}
+
+func classOf[T Float](l T, row, c int) int {
+	k := int(l)
+	if T(k) != l || k < 0 || k >= c {
+		panic(&LabelError{Row: row, Label: float64(l), Class: c})
+	}
+	return k
+}
+
+// sparseXent is: out[i] = lse(x[i,:]) - x[i,lab[i]].
+func sparseXent[T Float](out, lab, x []T, c int) {
+	for i := range out {
+		row := x[i*c : (i+1)*c]
+		k := classOf(lab[i], i, c)
+		out[i] = T(rowLSE(row) - float64(row[k]))
+	}
+}
+
+// sparseXentGrad is: out[i,j] = (softmax(x[i,:])[j] - [j == lab[i]]) · dl[i].
+func sparseXentGrad[T Float](out, lab, x, dl []T, c int) {
+	for i := range dl {
+		row, o := x[i*c:(i+1)*c], out[i*c:(i+1)*c]
+		k := classOf(lab[i], i, c)
+		lse := rowLSE(row)
+		d := float64(dl[i])
+		for j, v := range row {
+			o[j] = T(math.Exp(float64(v)-lse) * d)
+		}
+		o[k] -= T(d)
+	}
+}
+
+// softmaxXent is: out[i] = Σⱼ lab[i,j] · (lse(x[i,:]) - x[i,j]).
+func softmaxXent[T Float](out, lab, x []T, c int) {
+	for i := range out {
+		row, l := x[i*c:(i+1)*c], lab[i*c:(i+1)*c]
+		lse := rowLSE(row)
+		var s float64
+		for j, v := range row {
+			s += float64(l[j]) * (lse - float64(v))
+		}
+		out[i] = T(s)
+	}
+}
+
+// softmaxXentGrad is: out[i,j] = (softmax(x[i,:])[j]·Σₖ lab[i,k] - lab[i,j]) · dl[i].
+func softmaxXentGrad[T Float](out, lab, x, dl []T, c int) {
+	for i := range dl {
+		row, l, o := x[i*c:(i+1)*c], lab[i*c:(i+1)*c], out[i*c:(i+1)*c]
+		lse := rowLSE(row)
+		var sl float64
+		for _, v := range l {
+			sl += float64(v)
+		}
+		d := float64(dl[i])
+		for j, v := range row {
+			o[j] = T((math.Exp(float64(v)-lse)*sl - float64(l[j])) * d)
+		}
+	}
+}
+
+// xentLabelGrad is: out[i,j] = (lse(x[i,:]) - x[i,j]) · dl[i].
+func xentLabelGrad[T Float](out, x, dl []T, c int) {
+	for i := range dl {
+		row, o := x[i*c:(i+1)*c], out[i*c:(i+1)*c]
+		lse := rowLSE(row)
+		d := float64(dl[i])
+		for j, v := range row {
+			o[j] = T((lse - float64(v)) * d)
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Gradients appends to the graph the nodes computing dy/dx for each x in xs
+// (reverse-mode differentiation) and returns them aligned with xs. Each
+// gradient has its x's shape. A node that does not reach y gets a zero
+// gradient node. Each returned node is distinct and gets a buffer of its own
+// that every Run rewrites, so callers may modify gradient buffers in place
+// between Runs (an all-reduce across replicas, clipping). Where a node feeds several consumers its gradient
+// contributions are summed by one fused node.
+//
+// Only nodes on a path from some x to y are differentiated, so gradients
+// nobody asked for (say, with respect to the input batch) cost nothing.
+//
+// It panics with an error wrapping ErrShape if y is not a scalar (one
+// element), and ErrGraph if a node is from another graph or nil.
+func (g *Graph) Gradients(y *Node, xs []*Node) []*Node {
+	g.own("gradients", y)
+	g.own("gradients", xs...)
+	if y.size != 1 {
+		panic(g.err("gradients", fmt.Sprintf("want a scalar to differentiate, got shape %v", y.shape), ErrShape))
+	}
+	last := y.id
+	// reach: y depends on the node, through differentiable edges.
+	reach := make([]bool, last+1)
+	reach[last] = true
+	for id := last; id >= 0; id-- {
+		n := g.nodes[id]
+		if !reach[id] || n.op == opStopGradient {
+			continue
+		}
+		for _, in := range n.in {
+			reach[in.id] = true
+		}
+	}
+	// dep: the node depends on some x.
+	dep := make([]bool, last+1)
+	for _, x := range xs {
+		if x.id <= last {
+			dep[x.id] = true
+		}
+	}
+	for id := 0; id <= last; id++ {
+		n := g.nodes[id]
+		if dep[id] || n.op == opStopGradient {
+			continue
+		}
+		for _, in := range n.in {
+			if dep[in.id] {
+				dep[id] = true
+				break
+			}
+		}
+	}
+
+	contrib := make([][]*Node, last+1)
+	grads := make([]*Node, last+1)
+	contrib[last] = []*Node{g.Const(1, y.shape...)}
+	for id := last; id >= 0; id-- {
+		n := g.nodes[id]
+		if !reach[id] || !dep[id] || len(contrib[id]) == 0 {
+			continue
+		}
+		dy := contrib[id][0]
+		if len(contrib[id]) > 1 {
+			dy = g.addN(n.shape, contrib[id])
+		}
+		grads[id] = dy
+		if n.op == opStopGradient || len(n.in) == 0 {
+			continue
+		}
+		restore := g.withScope(n.scope)
+		ins := n.vjp(dy)
+		restore()
+		for i, in := range n.in {
+			if ins[i] != nil && reach[in.id] && dep[in.id] {
+				contrib[in.id] = append(contrib[in.id], ins[i])
+			}
+		}
+	}
+	// Callers write gradient buffers in place between Runs (an all-reduce,
+	// clipping), so each returned node is distinct and recomputed by every
+	// Run into a buffer of its own: never a constant, an input, an alias or
+	// another x's gradient.
+	out := make([]*Node, len(xs))
+	seen := make(map[*Node]bool, len(xs))
+	for i, x := range xs {
+		d := (*Node)(nil)
+		if x.id <= last {
+			d = grads[x.id]
+		}
+		switch {
+		case d == nil:
+			d = g.add(opFill, x.shape)
+		case seen[d] || !d.ownsBuffer():
+			d = g.add(opCopy, d.shape, d)
+		}
+		seen[d] = true
+		out[i] = d
+	}
+	return out
+}
+
+// ownsBuffer reports whether Run computes n into a buffer of its own.
+func (n *Node) ownsBuffer() bool {
+	switch n.op {
+	case opPlaceholder, opVar, opConst, opReshape, opStopGradient:
+		return false
+	}
+	return true
+}
+
+// withScope sets the scope exactly (not nested), so backward nodes carry the
+// scope of the forward node they differentiate.
+func (g *Graph) withScope(s string) func() {
+	prev := g.scope
+	g.scope = s
+	return func() { g.scope = prev }
+}
+
+func (g *Graph) addN(shape []int, ns []*Node) *Node {
+	return g.add(opAddN, shape, ns...)
+}
+
+// reduceTo sums dy, shaped like a broadcast result, back to shape.
+func reduceTo(dy *Node, shape []int) *Node {
+	if slices.Equal(dy.shape, shape) {
+		return dy
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	if n == 1 && len(shape) <= 1 {
+		s := Sum(dy)
+		if len(shape) == 1 {
+			return Reshape(s, 1)
+		}
+		return s
+	}
+	// A vector over the trailing axis.
+	return SumAxis(Reshape(dy, dy.size/shape[0], shape[0]), 0)
+}
+
+func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
+	out := dy.g.add(opBroadcastScalar, shape, dy)
+	out.c = factor
+	return out
+}
+
+func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
+	out := dy.g.add(opBroadcastAxis, shape, dy)
+	out.axis = axis
+	out.c = factor
+	return out
+}
+
+// vjp returns the gradient contribution of dy to each input of n (nil where
+// an input gets none).
+func (n *Node) vjp(dy *Node) []*Node {
+	g := n.g
+	in := n.in
+	switch n.op {
+	case opMatMul:
+		a, b, ta, tb := in[0], in[1], n.transA, n.transB
+		var da, db *Node
+		if !ta {
+			da = matMul(dy, b, false, !tb)
+		} else {
+			da = matMul(b, dy, tb, true)
+		}
+		if !tb {
+			db = matMul(a, dy, !ta, false)
+		} else {
+			db = matMul(dy, a, true, ta)
+		}
+		return []*Node{da, db}
+	case opDense:
+		dz := dy
+		if n.act != Linear {
+			dz = g.add(opActGradY, n.shape, n, dy)
+			dz.act = n.act
+		}
+		out := []*Node{matMul(dz, in[1], false, true), matMul(in[0], dz, true, false)}
+		if len(in) == 3 {
+			out = append(out, SumAxis(dz, 0))
+		}
+		return out
+	case opActivate:
+		var dz *Node
+		if n.act == GELU {
+			dz = g.add(opActGradX, n.shape, in[0], dy)
+		} else {
+			dz = g.add(opActGradY, n.shape, n, dy)
+		}
+		dz.act = n.act
+		return []*Node{dz}
+	case opAdd:
+		return []*Node{reduceTo(dy, in[0].shape), reduceTo(dy, in[1].shape)}
+	case opSub:
+		return []*Node{reduceTo(dy, in[0].shape), reduceTo(Neg(dy), in[1].shape)}
+	case opMul:
+		return []*Node{reduceTo(Mul(dy, in[1]), in[0].shape), reduceTo(Mul(dy, in[0]), in[1].shape)}
+	case opDiv:
+		// d(a/b)/db = -a/b² = -(a/b)/b
+		return []*Node{reduceTo(Div(dy, in[1]), in[0].shape), reduceTo(Neg(Div(Mul(dy, n), in[1])), in[1].shape)}
+	case opScale:
+		return []*Node{Scale(dy, n.c)}
+	case opNeg:
+		return []*Node{Neg(dy)}
+	case opExp:
+		return []*Node{Mul(dy, n)}
+	case opLog:
+		return []*Node{Div(dy, in[0])}
+	case opSquare:
+		return []*Node{Mul(dy, Scale(in[0], 2))}
+	case opSqrt:
+		return []*Node{Div(Scale(dy, 0.5), n)}
+	case opSoftmax:
+		return []*Node{g.add(opSoftmaxGrad, n.shape, n, dy)}
+	case opLogSoftmax:
+		return []*Node{g.add(opLogSoftmaxGrad, n.shape, n, dy)}
+	case opSparseXent:
+		return []*Node{nil, g.add(opSparseXentGrad, in[1].shape, in[0], in[1], dy)}
+	case opSoftmaxXent:
+		return []*Node{
+			g.add(opXentLabelGrad, in[1].shape, in[1], dy),
+			g.add(opSoftmaxXentGrad, in[1].shape, in[0], in[1], dy),
+		}
+	case opSigmoidXent:
+		return []*Node{Mul(Neg(in[1]), dy), g.add(opSigmoidXentGrad, in[1].shape, in[0], in[1], dy)}
+	case opSum:
+		return []*Node{broadcastScalar(dy, in[0].shape, 1)}
+	case opMean:
+		f := 0.0
+		if in[0].size > 0 {
+			f = 1 / float64(in[0].size)
+		}
+		return []*Node{broadcastScalar(dy, in[0].shape, f)}
+	case opSumAxis:
+		return []*Node{broadcastAxis(dy, in[0].shape, n.axis, n.c)}
+	case opReshape:
+		return []*Node{Reshape(dy, in[0].shape...)}
+	case opCopy:
+		return []*Node{dy}
+	case opAddN:
+		out := make([]*Node, len(in))
+		for i := range out {
+			out[i] = dy
+		}
+		return out
+	case opBroadcastScalar:
+		return []*Node{reduceTo(Scale(Sum(dy), n.c), in[0].shape)}
+	case opBroadcastAxis:
+		return []*Node{Scale(SumAxis(dy, n.axis), n.c)}
+	}
+	panic(g.err("gradients", fmt.Sprintf("want a first-order graph, got a gradient of %s (second derivatives are not supported)", n), ErrGraph))
+}

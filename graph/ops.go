@@ -1,0 +1,427 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+)
+
+type opKind int
+
+const (
+	opPlaceholder opKind = iota
+	opVar
+	opConst
+	opMatMul
+	opDense
+	opActivate
+	opAdd
+	opSub
+	opMul
+	opDiv
+	opScale
+	opNeg
+	opExp
+	opLog
+	opSquare
+	opSqrt
+	opSoftmax
+	opLogSoftmax
+	opSparseXent
+	opSoftmaxXent
+	opSigmoidXent
+	opSum
+	opMean
+	opSumAxis
+	opReshape
+	opStopGradient
+	// Backward-only ops, built by Gradients.
+	opAddN
+	opActGradY        // dz from the activation's output y and dy
+	opActGradX        // dz from the activation's input x and dy (GELU)
+	opSoftmaxGrad     // dx from softmax output y and dy
+	opLogSoftmaxGrad  // dx from log-softmax output y and dy
+	opSparseXentGrad  // dlogits from labels, logits, dloss
+	opSoftmaxXentGrad // dlogits from labels, logits, dloss
+	opXentLabelGrad   // dlabels from logits, dloss
+	opSigmoidXentGrad // dlogits from labels, logits, dloss
+	opBroadcastScalar // scalar to shape, times c
+	opBroadcastAxis   // insert axis, times c
+	opCopy            // a copy with its own buffer
+	opFill            // every element c, rewritten by each Run
+	numOps
+)
+
+var opNames = [numOps]string{
+	opPlaceholder:     "placeholder",
+	opVar:             "var",
+	opConst:           "const",
+	opMatMul:          "matmul",
+	opDense:           "dense",
+	opActivate:        "activate",
+	opAdd:             "add",
+	opSub:             "sub",
+	opMul:             "mul",
+	opDiv:             "div",
+	opScale:           "scale",
+	opNeg:             "neg",
+	opExp:             "exp",
+	opLog:             "log",
+	opSquare:          "square",
+	opSqrt:            "sqrt",
+	opSoftmax:         "softmax",
+	opLogSoftmax:      "log_softmax",
+	opSparseXent:      "sparse_softmax_cross_entropy",
+	opSoftmaxXent:     "softmax_cross_entropy",
+	opSigmoidXent:     "sigmoid_cross_entropy",
+	opSum:             "sum",
+	opMean:            "mean",
+	opSumAxis:         "sum_axis",
+	opReshape:         "reshape",
+	opStopGradient:    "stop_gradient",
+	opAddN:            "add_n",
+	opActGradY:        "activate_grad",
+	opActGradX:        "activate_grad",
+	opSoftmaxGrad:     "softmax_grad",
+	opLogSoftmaxGrad:  "log_softmax_grad",
+	opSparseXentGrad:  "sparse_softmax_cross_entropy_grad",
+	opSoftmaxXentGrad: "softmax_cross_entropy_grad",
+	opXentLabelGrad:   "softmax_cross_entropy_label_grad",
+	opSigmoidXentGrad: "sigmoid_cross_entropy_grad",
+	opBroadcastScalar: "broadcast",
+	opBroadcastAxis:   "broadcast_axis",
+	opCopy:            "copy",
+	opFill:            "zeros",
+}
+
+// Activation selects the nonlinearity of Dense and Activate.
+type Activation int
+
+// The activations. GELU is the exact form x·Φ(x) (PyTorch's default, Keras
+// approximate=False).
+const (
+	Linear Activation = iota
+	ReLU
+	Tanh
+	Sigmoid
+	GELU
+	numActivations
+)
+
+var actNames = [numActivations]string{"linear", "relu", "tanh", "sigmoid", "gelu"}
+
+// String returns the activation's lowercase name, e.g. "relu".
+func (a Activation) String() string {
+	if a >= 0 && a < numActivations {
+		return actNames[a]
+	}
+	return fmt.Sprintf("Activation(%d)", int(a))
+}
+
+// bcast is how the operands of a binary elementwise op line up.
+type bcast int
+
+const (
+	bSame    bcast = iota // equal shapes
+	bScalarA              // a has one element
+	bScalarB              // b has one element
+	bVecA                 // a is a vector over the trailing axis of b
+	bVecB                 // b is a vector over the trailing axis of a
+)
+
+func shapeErr(g *Graph, op, msg string) *Error { return g.err(op, msg, ErrShape) }
+
+func isScalar(n *Node) bool { return n.size == 1 && len(n.shape) <= 1 }
+
+// graphOf returns the graph of the first node, checking every node is from it.
+func graphOf(op string, ns ...*Node) *Graph {
+	for _, n := range ns {
+		if n == nil {
+			panic(&Error{Op: op, Msg: "want a node, got nil", Err: ErrGraph})
+		}
+	}
+	g := ns[0].g
+	g.own(op, ns...)
+	return g
+}
+
+func unary(op opKind, x *Node) *Node {
+	g := graphOf(opNames[op], x)
+	return g.add(op, x.shape, x)
+}
+
+// MatMul returns the matrix product a·b of a [m,k] and b [k,n], shape [m,n].
+// It panics with an error wrapping ErrShape if a or b is not a matrix or the
+// inner dimensions differ.
+func MatMul(a, b *Node) *Node { return matMul(a, b, false, false) }
+
+func matMul(a, b *Node, ta, tb bool) *Node {
+	g := graphOf("matmul", a, b)
+	if len(a.shape) != 2 || len(b.shape) != 2 {
+		panic(shapeErr(g, "matmul", fmt.Sprintf("want two matrices, got %v x %v", a.shape, b.shape)))
+	}
+	m, k := a.shape[0], a.shape[1]
+	if ta {
+		m, k = k, m
+	}
+	k2, n := b.shape[0], b.shape[1]
+	if tb {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		panic(shapeErr(g, "matmul", fmt.Sprintf("want inner dimensions equal, got %v x %v", a.shape, b.shape)))
+	}
+	out := g.add(opMatMul, []int{m, n}, a, b)
+	out.transA, out.transB = ta, tb
+	return out
+}
+
+// Dense returns act(x·w + b) for x [m,k], w [k,n] and b [n] (b may be nil),
+// computed as one matrix product followed by one pass over the output.
+// It panics with an error wrapping ErrShape if the shapes do not fit.
+func Dense(x, w, b *Node, act Activation) *Node {
+	ns := []*Node{x, w}
+	if b != nil {
+		ns = append(ns, b)
+	}
+	g := graphOf("dense", ns...)
+	checkAct(g, "dense", act)
+	if len(x.shape) != 2 || len(w.shape) != 2 {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want input and kernel matrices, got %v and %v", x.shape, w.shape)))
+	}
+	if x.shape[1] != w.shape[0] {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want input width %d, got %d", w.shape[0], x.shape[1])))
+	}
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[1]) {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want bias shape [%d], got %v", w.shape[1], b.shape)))
+	}
+	if act == GELU {
+		// GELU's derivative needs the pre-activation; keep it as its own node.
+		return Activate(Dense(x, w, b, Linear), GELU)
+	}
+	out := g.add(opDense, []int{x.shape[0], w.shape[1]}, ns...)
+	out.act = act
+	return out
+}
+
+func checkAct(g *Graph, op string, act Activation) {
+	if act < 0 || act >= numActivations {
+		panic(g.err(op, fmt.Sprintf("want an activation Linear..GELU, got %v", act), ErrShape))
+	}
+}
+
+// Activate applies act elementwise.
+// It panics with an error wrapping ErrShape if act is unknown.
+func Activate(x *Node, act Activation) *Node {
+	g := graphOf("activate", x)
+	checkAct(g, "activate", act)
+	if act == Linear {
+		return x
+	}
+	out := g.add(opActivate, x.shape, x)
+	out.act = act
+	return out
+}
+
+func binary(op opKind, a, b *Node) *Node {
+	name := opNames[op]
+	g := graphOf(name, a, b)
+	var mode bcast
+	var shape []int
+	switch {
+	case slices.Equal(a.shape, b.shape):
+		mode, shape = bSame, a.shape
+	case isScalar(b) && len(a.shape) >= len(b.shape):
+		mode, shape = bScalarB, a.shape
+	case isScalar(a) && len(b.shape) >= len(a.shape):
+		mode, shape = bScalarA, b.shape
+	case len(b.shape) == 1 && len(a.shape) >= 2 && a.shape[len(a.shape)-1] == b.shape[0]:
+		mode, shape = bVecB, a.shape
+	case len(a.shape) == 1 && len(b.shape) >= 2 && b.shape[len(b.shape)-1] == a.shape[0]:
+		mode, shape = bVecA, b.shape
+	default:
+		panic(shapeErr(g, name, fmt.Sprintf("want equal shapes, a scalar, or a vector over the last axis, got %v and %v", a.shape, b.shape)))
+	}
+	out := g.add(op, shape, a, b)
+	out.mode = mode
+	return out
+}
+
+// Add returns a + b elementwise. The shapes must be equal, or one operand a
+// scalar, or one a vector as long as the other's last axis (broadcast over
+// the leading axes).
+// It panics with an error wrapping ErrShape otherwise.
+func Add(a, b *Node) *Node { return binary(opAdd, a, b) }
+
+// Sub returns a - b elementwise, broadcasting as Add does.
+func Sub(a, b *Node) *Node { return binary(opSub, a, b) }
+
+// Mul returns a * b elementwise, broadcasting as Add does.
+func Mul(a, b *Node) *Node { return binary(opMul, a, b) }
+
+// Div returns a / b elementwise, broadcasting as Add does.
+func Div(a, b *Node) *Node { return binary(opDiv, a, b) }
+
+// Scale returns c·x.
+func Scale(x *Node, c float64) *Node {
+	out := unary(opScale, x)
+	out.c = c
+	return out
+}
+
+// Neg returns -x.
+func Neg(x *Node) *Node { return unary(opNeg, x) }
+
+// Exp returns eˣ elementwise.
+func Exp(x *Node) *Node { return unary(opExp, x) }
+
+// Log returns the natural logarithm elementwise.
+func Log(x *Node) *Node { return unary(opLog, x) }
+
+// Square returns x² elementwise.
+func Square(x *Node) *Node { return unary(opSquare, x) }
+
+// Sqrt returns √x elementwise.
+func Sqrt(x *Node) *Node { return unary(opSqrt, x) }
+
+func lastAxis(op string, x *Node) *Node {
+	g := graphOf(op, x)
+	if len(x.shape) == 0 {
+		panic(shapeErr(g, op, "want at least one axis, got a scalar"))
+	}
+	return x
+}
+
+// Softmax returns exp(x) normalised over the last axis, computed stably.
+// It panics with an error wrapping ErrShape if x is a scalar.
+func Softmax(x *Node) *Node { return unary(opSoftmax, lastAxis("softmax", x)) }
+
+// LogSoftmax returns x - log(Σ exp(x)) over the last axis, computed stably.
+// It panics with an error wrapping ErrShape if x is a scalar.
+func LogSoftmax(x *Node) *Node { return unary(opLogSoftmax, lastAxis("log_softmax", x)) }
+
+// SparseSoftmaxCrossEntropy returns, for logits [m,c] and labels [m] holding
+// class ids as values, the per-example loss [m]:
+// log Σⱼ exp(logits[i,j]) - logits[i,labels[i]]. Forward and backward are
+// fused and stable. Labels get no gradient. A label outside [0,c) makes Run
+// return an error.
+// It panics with an error wrapping ErrShape if the shapes do not fit.
+func SparseSoftmaxCrossEntropy(labels, logits *Node) *Node {
+	const op = "sparse_softmax_cross_entropy"
+	g := graphOf(op, labels, logits)
+	if len(logits.shape) != 2 || len(labels.shape) != 1 || labels.shape[0] != logits.shape[0] {
+		panic(shapeErr(g, op, fmt.Sprintf("want labels [m] and logits [m,c], got %v and %v", labels.shape, logits.shape)))
+	}
+	return g.add(opSparseXent, labels.shape, labels, logits)
+}
+
+// SoftmaxCrossEntropy returns, for logits [m,c] and labels [m,c] holding
+// probabilities, the per-example loss [m]: -Σⱼ labels[i,j]·logsoftmax(logits)[i,j].
+// It panics with an error wrapping ErrShape if the shapes do not fit.
+func SoftmaxCrossEntropy(labels, logits *Node) *Node {
+	const op = "softmax_cross_entropy"
+	g := graphOf(op, labels, logits)
+	if len(logits.shape) != 2 || !slices.Equal(labels.shape, logits.shape) {
+		panic(shapeErr(g, op, fmt.Sprintf("want labels and logits [m,c], got %v and %v", labels.shape, logits.shape)))
+	}
+	return g.add(opSoftmaxXent, logits.shape[:1], labels, logits)
+}
+
+// SigmoidCrossEntropy returns elementwise max(x,0) - x·z + log(1+exp(-|x|))
+// for logits x and labels z of equal shape: the binary cross-entropy of
+// sigmoid(x) against z, computed stably.
+// It panics with an error wrapping ErrShape if the shapes differ.
+func SigmoidCrossEntropy(labels, logits *Node) *Node {
+	const op = "sigmoid_cross_entropy"
+	g := graphOf(op, labels, logits)
+	if !slices.Equal(labels.shape, logits.shape) {
+		panic(shapeErr(g, op, fmt.Sprintf("want labels and logits of equal shape, got %v and %v", labels.shape, logits.shape)))
+	}
+	return g.add(opSigmoidXent, logits.shape, labels, logits)
+}
+
+// Sum returns the sum of all elements, a scalar (shape []).
+func Sum(x *Node) *Node {
+	g := graphOf("sum", x)
+	return g.add(opSum, nil, x)
+}
+
+// Mean returns the mean of all elements, a scalar (shape []).
+func Mean(x *Node) *Node {
+	g := graphOf("mean", x)
+	return g.add(opMean, nil, x)
+}
+
+func normAxis(op string, x *Node, axis int) (*Graph, int) {
+	g := graphOf(op, x)
+	r := len(x.shape)
+	if axis < 0 {
+		axis += r
+	}
+	if axis < 0 || axis >= r {
+		panic(shapeErr(g, op, fmt.Sprintf("want axis in [-%d,%d), got %d for shape %v", r, r, axis, x.shape)))
+	}
+	return g, axis
+}
+
+// SumAxis returns the sum over one axis, which is removed from the shape.
+// A negative axis counts from the end.
+// It panics with an error wrapping ErrShape if the axis is out of range.
+func SumAxis(x *Node, axis int) *Node {
+	g, axis := normAxis("sum_axis", x, axis)
+	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
+	out.axis = axis
+	out.c = 1
+	return out
+}
+
+// MeanAxis returns the mean over one axis, which is removed from the shape.
+// A negative axis counts from the end.
+// It panics with an error wrapping ErrShape if the axis is out of range.
+func MeanAxis(x *Node, axis int) *Node {
+	g, axis := normAxis("mean_axis", x, axis)
+	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
+	out.axis = axis
+	out.c = 1
+	if d := x.shape[axis]; d > 0 {
+		out.c = 1 / float64(d)
+	}
+	return out
+}
+
+// Reshape returns x with a new shape of the same number of elements. One
+// dimension may be -1, inferred from the others. The result shares x's
+// buffer.
+// It panics with an error wrapping ErrShape if the sizes differ.
+func Reshape(x *Node, shape ...int) *Node {
+	g := graphOf("reshape", x)
+	shape = slices.Clone(shape)
+	infer, known := -1, 1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			panic(shapeErr(g, "reshape", fmt.Sprintf("want non-negative dimensions and at most one -1, got %v", shape)))
+		default:
+			known *= d
+		}
+	}
+	if infer >= 0 && known > 0 && x.size%known == 0 {
+		shape[infer] = x.size / known
+		known = x.size
+	}
+	if known != x.size || (infer >= 0 && shape[infer] < 0) {
+		panic(shapeErr(g, "reshape", fmt.Sprintf("want %d elements, got shape %v for %v", x.size, shape, x.shape)))
+	}
+	if slices.Equal(shape, x.shape) {
+		return x
+	}
+	return g.add(opReshape, shape, x)
+}
+
+// StopGradient returns x unchanged in the forward pass and blocks gradients
+// from flowing back through it. The result shares x's buffer.
+func StopGradient(x *Node) *Node {
+	g := graphOf("stop_gradient", x)
+	return g.add(opStopGradient, x.shape, x)
+}

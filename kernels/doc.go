@@ -1,0 +1,23 @@
+// Package kernels holds gotrain's numeric hot loops outside the graph engine:
+// the all-reduce over replica buffers, fused optimizer updates and small
+// vector reductions, generic over float32 and float64.
+//
+// The loops are unchecked: callers (nn, strategy) validate lengths first.
+// Each function's doc comment is the reference loop it computes; where lengths
+// differ the function may panic with an index out of range or silently use
+// the shorter prefix, as the reference loop says.
+//
+// Parallel kernels (AllReduceSum) start and join their workers inside the
+// call: at most GOMAXPROCS workers, each writing a disjoint range, and small
+// inputs run serially. Every other kernel runs on the calling goroutine.
+//
+// Summation order is fixed and documented, so results are reproducible and,
+// for AllReduceSum, bit-identical on every replica.
+//
+// # Assembly
+//
+// On amd64 with AVX, the Adam loop (AdamUpdate, AdamWUpdate) runs in
+// assembly, 8 float32 or 4 float64 lanes at a time, with the same operations
+// in the same order as the Go loop and no fused multiply-add, so both give
+// the same bits. The noasm build tag selects the Go loops everywhere.
+package kernels

@@ -1,0 +1,99 @@
+package kernels_test
+
+import (
+	"fmt"
+
+	"github.com/gotrain/gotrain/kernels"
+)
+
+func ExampleAllReduceSum() {
+	// Three replicas' gradients; afterwards each holds the sum.
+	bufs := [][]float32{{1, 2}, {10, 20}, {100, 200}}
+	kernels.AllReduceSum(bufs)
+	for _, b := range bufs {
+		fmt.Printf("%.1f\n", b)
+	}
+	// Output:
+	// [111.0 222.0]
+	// [111.0 222.0]
+	// [111.0 222.0]
+}
+
+func ExampleSumTo() {
+	dst := make([]float64, 2)
+	kernels.SumTo(dst, []float64{1, 2}, []float64{0.5, 0.25})
+	fmt.Printf("%.2f\n", dst)
+	// Output: [1.50 2.25]
+}
+
+func ExampleAdamUpdate() {
+	w := []float64{1}
+	g := []float64{0.5}
+	m, v := []float64{0}, []float64{0}
+	kernels.AdamUpdate(w, g, m, v, 0.1, 0.9, 0.999, 1e-8, 1)
+	// The first Adam step moves each weight by about lr against its gradient's sign.
+	fmt.Printf("w=%.4f m=%.4f v=%.6f\n", w[0], m[0], v[0])
+	// Output: w=0.9000 m=0.0500 v=0.000250
+}
+
+func ExampleAdamWUpdate() {
+	w := []float64{1}
+	g := []float64{0}
+	m, v := []float64{0}, []float64{0}
+	kernels.AdamWUpdate(w, g, m, v, 0.1, 0.9, 0.999, 1e-8, 0.5, 1)
+	// A zero gradient leaves only the decoupled decay: w·(1 - lr·wd).
+	fmt.Printf("%.4f\n", w[0])
+	// Output: 0.9500
+}
+
+func ExampleSGDUpdate() {
+	w, vel := []float64{1}, []float64{0}
+	for range 2 {
+		kernels.SGDUpdate(w, []float64{1}, vel, 0.1, 0.9, false)
+	}
+	fmt.Printf("w=%.3f vel=%.3f\n", w[0], vel[0])
+	// Output: w=0.710 vel=1.900
+}
+
+func ExampleRMSpropUpdate() {
+	w, ms := []float64{1}, []float64{0}
+	kernels.RMSpropUpdate(w, []float64{2}, ms, nil, 0.01, 0.9, 1e-7, 0)
+	fmt.Printf("w=%.4f ms=%.4f\n", w[0], ms[0])
+	// Output: w=0.9684 ms=0.4000
+}
+
+func ExampleScaleTo() {
+	dst := make([]float32, 3)
+	kernels.ScaleTo(dst, 2, []float32{1, 2, 3})
+	fmt.Printf("%.1f\n", dst)
+	// Output: [2.0 4.0 6.0]
+}
+
+func ExampleAddTo() {
+	dst := make([]float32, 2)
+	kernels.AddTo(dst, []float32{1, 2}, []float32{3, 4})
+	fmt.Printf("%.1f\n", dst)
+	// Output: [4.0 6.0]
+}
+
+func ExampleAxpyTo() {
+	dst := make([]float64, 2)
+	kernels.AxpyTo(dst, 2, []float64{1, 2}, []float64{10, 20})
+	fmt.Printf("%.1f\n", dst)
+	// Output: [12.0 24.0]
+}
+
+func ExampleDot() {
+	fmt.Printf("%.1f\n", kernels.Dot([]float32{1, 2, 3}, []float32{4, 5, 6}))
+	// Output: 32.0
+}
+
+func ExampleSumSq() {
+	fmt.Printf("%.1f\n", kernels.SumSq([]float64{3, 4}))
+	// Output: 25.0
+}
+
+func ExampleSum() {
+	fmt.Printf("%.2f\n", kernels.Sum([]float32{0.5, 0.25, 1}))
+	// Output: 1.75
+}

@@ -1,0 +1,161 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+)
+
+// Float is the element type of the kernels.
+type Float interface{ ~float32 | ~float64 }
+
+// parallelMin is the smallest length worth splitting across goroutines;
+// below it, starting workers costs more than the loop.
+const parallelMin = 1 << 14
+
+// AllReduceSum is:
+//
+//	for i := range bufs[0] {
+//		s := bufs[0][i]
+//		for r := 1; r < len(bufs); r++ {
+//			s += bufs[r][i]
+//		}
+//		for r := range bufs {
+//			bufs[r][i] = s
+//		}
+//	}
+//
+// so every replica's buffer holds the same bits afterwards. Long buffers are
+// split into chunks summed by parallel workers (at most GOMAXPROCS), joined
+// before it returns. Every buffer must be at least as long as bufs[0].
+func AllReduceSum[T Float](bufs [][]T) {
+	if len(bufs) < 2 {
+		return
+	}
+	n := len(bufs[0])
+	if n < 2*parallelMin {
+		// Serial without a closure: no allocation for the common small case.
+		allReduceRange(bufs, 0, n)
+		return
+	}
+	parallel(n, func(lo, hi int) { allReduceRange(bufs, lo, hi) })
+}
+
+func allReduceRange[T Float](bufs [][]T, lo, hi int) {
+	dst := bufs[0][lo:hi]
+	for _, b := range bufs[1:] {
+		src := b[lo:hi]
+		for i, v := range src {
+			dst[i] += v
+		}
+	}
+	for _, b := range bufs[1:] {
+		copy(b[lo:hi], dst)
+	}
+}
+
+// parallel calls fn on disjoint ranges covering [0,n), concurrently when n is
+// large, and returns when every call has.
+func parallel(n int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if w := n / parallelMin; w < workers {
+		workers = w
+	}
+	if workers <= 1 {
+		fn(0, n)
+		return
+	}
+	// Chunks are multiples of 64 elements so workers do not share cache lines.
+	chunk := (n/workers + 63) &^ 63
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+}
+
+// SumTo is:
+//
+//	for i := range dst {
+//		s := srcs[0][i]
+//		for r := 1; r < len(srcs); r++ {
+//			s += srcs[r][i]
+//		}
+//		dst[i] = s
+//	}
+//
+// the same order as AllReduceSum. dst may be srcs[0]. With no srcs, dst is
+// zeroed.
+func SumTo[T Float](dst []T, srcs ...[]T) {
+	if len(srcs) == 0 {
+		clear(dst)
+		return
+	}
+	copy(dst, srcs[0][:len(dst)])
+	for _, s := range srcs[1:] {
+		s = s[:len(dst)]
+		for i, v := range s {
+			dst[i] += v
+		}
+	}
+}
+
+// ScaleTo is: for i, v := range x { dst[i] = a * v }.
+func ScaleTo[T Float](dst []T, a T, x []T) {
+	dst = dst[:len(x)]
+	for i, v := range x {
+		dst[i] = a * v
+	}
+}
+
+// AddTo is: for i, v := range a { dst[i] = v + b[i] }.
+func AddTo[T Float](dst, a, b []T) {
+	dst = dst[:len(a)]
+	b = b[:len(a)]
+	for i, v := range a {
+		dst[i] = v + b[i]
+	}
+}
+
+// AxpyTo is: for i, v := range x { dst[i] = alpha*v + y[i] }.
+func AxpyTo[T Float](dst []T, alpha T, x, y []T) {
+	dst = dst[:len(x)]
+	y = y[:len(x)]
+	for i, v := range x {
+		dst[i] = alpha*v + y[i]
+	}
+}
+
+// Dot is: for i, v := range x { s += float64(v) * float64(y[i]) }; return s.
+// It accumulates in float64 so a float32 dot product of long vectors keeps
+// its precision.
+func Dot[T Float](x, y []T) float64 {
+	y = y[:len(x)]
+	var s float64
+	for i, v := range x {
+		s += float64(v) * float64(y[i])
+	}
+	return s
+}
+
+// SumSq is: for _, v := range x { s += float64(v) * float64(v) }; return s.
+func SumSq[T Float](x []T) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
+}
+
+// Sum is: for _, v := range x { s += float64(v) }; return s.
+func Sum[T Float](x []T) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	return s
+}
