@@ -1,0 +1,71 @@
+package nn
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// BenchMLP measures training throughput for the lead's `gotrain bench mlp`:
+// an MLP with layer widths dims (dims[0] inputs, ReLU hidden layers, dims[last]
+// classes, softmax cross-entropy, Adam) trained on one fixed random global
+// batch of the given size with the given number of replicas, for steps timed
+// steps after one untimed step (which traces). It returns examples per second.
+// It returns an error for invalid arguments or a failed step.
+func BenchMLP(replicas int, dims []int, batch, steps int, dt graph.DType) (samplesPerSec float64, err error) {
+	if replicas < 1 || len(dims) < 2 || batch < 1 || steps < 1 {
+		return 0, fmt.Errorf("nn: BenchMLP: want replicas ≥ 1, at least 2 dims, batch ≥ 1, steps ≥ 1, got %d, %v, %d, %d", replicas, dims, batch, steps)
+	}
+	for _, d := range dims {
+		if d < 1 {
+			return 0, fmt.Errorf("nn: BenchMLP: want dims ≥ 1, got %v", dims)
+		}
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("nn: BenchMLP: %v", v)
+		}
+	}()
+	s := strategy.NewMirrored(strategy.WithReplicas(replicas), strategy.WithDType(dt))
+	defer s.Close()
+	x := data.RandomNormal(1, batch, dims[0])
+	y := data.RandomInts(2, dims[len(dims)-1], batch)
+	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(batch)).Iter()
+	defer it.Close()
+	if !it.Next() {
+		return 0, fmt.Errorf("nn: BenchMLP: no batch: %v", it.Err())
+	}
+	b := it.Batch()
+	var model *Sequential
+	var opt Optimizer
+	s.Scope(func() {
+		model = NewSequential()
+		for i, d := range dims[1:] {
+			act := ReLU
+			if i == len(dims)-2 {
+				act = Linear
+			}
+			model.Add(Dense(d, act))
+		}
+		opt = NewAdam(0.001)
+	})
+	lossObj := SparseCategoricalCrossentropy{FromLogits: true, Reduction: ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *Tensor) *Tensor {
+		loss := ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), batch)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+		return loss
+	}
+	if _, err := s.TryRun(step, b); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range steps {
+		if _, err := s.TryRun(step, b); err != nil {
+			return 0, err
+		}
+	}
+	return float64(batch*steps) / time.Since(start).Seconds(), nil
+}

@@ -1,0 +1,157 @@
+package nn
+
+import (
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// DenseLayer is a fully connected layer: act(x·kernel + bias), with kernel
+// [in, units] and bias [units]. Create it with Dense.
+type DenseLayer struct {
+	name   string
+	units  int
+	act    Activation
+	useB   bool
+	kernel *Variable // nil until built
+	bias   *Variable // nil until built or without bias
+}
+
+// DenseOption configures Dense beyond units and activation.
+type DenseOption func(*DenseLayer)
+
+// WithoutBias drops the bias (for a layer followed by a normalization).
+func WithoutBias() DenseOption { return func(d *DenseLayer) { d.useB = false } }
+
+// Named sets the layer's name instead of the generated dense, dense_1, ...
+func Named(name string) DenseOption { return func(d *DenseLayer) { d.name = name } }
+
+// Dense returns a fully connected layer with the given number of units and
+// optional activation (Linear by default). Its name is unique within the
+// current strategy: dense, dense_1, ... It panics if units < 1 or more than
+// one activation is given.
+func Dense(units int, act ...Activation) *DenseLayer {
+	return DenseWith(units, act, nil)
+}
+
+// DenseWith is Dense with options.
+func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
+	if units < 1 {
+		panic(usageError("Dense: want at least 1 unit, got %d", units))
+	}
+	if len(act) > 1 {
+		panic(usageError("Dense: want at most one activation, got %d", len(act)))
+	}
+	d := &DenseLayer{units: units, useB: true}
+	if len(act) == 1 {
+		d.act = act[0]
+		d.act.fused() // panics on an unknown activation
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	if d.name == "" {
+		d.name = strategy.UniqueName("dense")
+	}
+	return d
+}
+
+// Name returns the layer's name.
+func (d *DenseLayer) Name() string { return d.name }
+
+// Units returns the output width.
+func (d *DenseLayer) Units() int { return d.units }
+
+// Activation returns the layer's activation.
+func (d *DenseLayer) Activation() Activation { return d.act }
+
+// Built reports whether the layer has its variables.
+func (d *DenseLayer) Built() bool { return d.kernel != nil }
+
+// Build creates the kernel (Glorot uniform) and bias (zeros) for inputs of
+// shape [batch, in], under the current strategy (see strategy.CreateVariable).
+// It panics unless the shape has rank 2 with in ≥ 1.
+func (d *DenseLayer) Build(inputShape []int) {
+	if d.Built() {
+		return
+	}
+	if len(inputShape) != 2 || inputShape[1] < 1 {
+		panic(shapeError("%s: want input shape [batch, width], got %v", d.name, inputShape))
+	}
+	in := inputShape[1]
+	kname := d.name + "/kernel"
+	d.kernel = strategy.CreateVariable(kname, []int{in, d.units}, GlorotUniform(kname, in, d.units))
+	if d.useB {
+		d.bias = strategy.CreateVariable(d.name+"/bias", []int{d.units}, nil)
+	}
+}
+
+// InputWidth returns the input width the layer was built for, or 0.
+func (d *DenseLayer) InputWidth() int {
+	if d.kernel == nil {
+		return 0
+	}
+	return d.kernel.Shape()[0]
+}
+
+// OutputShape returns [batch, units] for an input [batch, in].
+func (d *DenseLayer) OutputShape(inputShape []int) []int {
+	if len(inputShape) == 0 {
+		return []int{d.units}
+	}
+	out := append([]int(nil), inputShape[:len(inputShape)-1]...)
+	return append(out, d.units)
+}
+
+// Call returns act(x·kernel + bias), building the layer on the first call.
+// It panics with an error wrapping ErrShape, naming the layer, if x is not
+// [batch, width] with the width the layer was built for.
+func (d *DenseLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
+	if x == nil {
+		panic(usageError("%s: want an input tensor, got nil", d.name))
+	}
+	shape := x.Shape()
+	if len(shape) != 2 {
+		panic(shapeError("%s: want input shape [batch, width], got %v", d.name, shape))
+	}
+	if !d.Built() {
+		d.Build(shape)
+	}
+	if want := d.InputWidth(); shape[1] != want {
+		panic(shapeError("%s: want input width %d, got %d", d.name, want, shape[1]))
+	}
+	g := graphOf(ctx, x)
+	restore := g.SetScope(d.name)
+	defer restore()
+	w := g.Var(d.kernel)
+	var b *Tensor
+	if d.bias != nil {
+		b = g.Var(d.bias)
+	}
+	ga, softmax := d.act.fused()
+	y := graph.Dense(x, w, b, ga)
+	if softmax {
+		y = graph.Softmax(y)
+	}
+	return y
+}
+
+// Variables returns kernel and bias (once built).
+func (d *DenseLayer) Variables() []*Variable {
+	var vs []*Variable
+	if d.kernel != nil {
+		vs = append(vs, d.kernel)
+	}
+	if d.bias != nil {
+		vs = append(vs, d.bias)
+	}
+	return vs
+}
+
+// TrainableVariables returns the trainable ones of Variables.
+func (d *DenseLayer) TrainableVariables() []*Variable { return trainable(d.Variables()) }
+
+// Kernel returns the kernel variable, nil before the layer is built.
+func (d *DenseLayer) Kernel() *Variable { return d.kernel }
+
+// Bias returns the bias variable, nil before the layer is built or without bias.
+func (d *DenseLayer) Bias() *Variable { return d.bias }

@@ -1,0 +1,45 @@
+// Package nn is the training toolkit users write models with: layers,
+// sequential models, losses and optimizers that build nodes in a replica's
+// graph while a strategy traces a step function.
+//
+// A model is built inside a strategy's scope and called from the step
+// function given to strategy.Run:
+//
+//	s.Scope(func() {
+//		model = nn.NewSequential(nn.Dense(16, nn.ReLU), nn.Dense(2))
+//		opt = nn.NewAdam(0.001)
+//	})
+//	trainStep := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+//		logits := model.Call(ctx, x, true)
+//		loss := nn.ComputeAverageLoss(lossObj.Call(y, logits), GlobalBatchSize)
+//		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+//		return loss
+//	}
+//
+// # Conventions
+//
+// A Tensor is a graph node (type Tensor = graph.Node): calling a layer does not
+// compute anything, it adds nodes to the replica's graph; the strategy compiles
+// and runs the graph at each step. Layers create their variables lazily, on
+// the first call, when the input width is known, through
+// strategy.CreateVariable, so they become mirrored variables of the strategy
+// running the step. Names are unique per strategy, Keras style (dense,
+// dense_1, ...), and a layer's variables are named "LAYER/kernel" and
+// "LAYER/bias". Initial weights come from a math/rand/v2 PCG stream seeded by
+// the strategy's seed and the variable's name, so two strategies with the
+// same seed build identical models whatever their replica count.
+//
+// Optimizers keep their slots (Adam's moments, SGD's velocity) in variables
+// created under the strategy on the first ApplyGradients, and update through
+// strategy.ReplicaContext.ApplyUpdate: the update runs once per step, on the
+// gradients summed over replicas, with the fused loops of package kernels.
+//
+// Misuse found while tracing (an input of the wrong width, a loss reduction
+// that would be wrong across replicas) panics with an error wrapping ErrShape
+// or ErrUsage; the strategy turns it into the Run error that names the
+// replica. Layers, models and optimizers are not safe for concurrent use, but
+// the strategy traces replicas one at a time.
+package nn
+
+// BUG(nn): Dense accepts inputs of rank 2 only ([batch, width]); Keras applies
+// it to the last axis of any rank.

@@ -1,0 +1,160 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// Reduction says how a loss combines its per-example values (Keras's
+// loss reduction).
+type Reduction int
+
+const (
+	// ReductionAuto is the default: SumOverBatchSize outside strategy.Run, an
+	// error inside it (as in TensorFlow).
+	ReductionAuto Reduction = iota
+	// ReductionNone returns the per-example losses [batch]; combine them with
+	// ComputeAverageLoss.
+	ReductionNone
+	// ReductionSum returns the sum over the real examples (padding excluded).
+	ReductionSum
+	// ReductionSumOverBatchSize returns the mean over the batch. Inside
+	// strategy.Run the batch is the replica's shard, so the result would be
+	// off by the replica count: it is an error there.
+	ReductionSumOverBatchSize
+)
+
+func (r Reduction) String() string {
+	switch r {
+	case ReductionAuto:
+		return "auto"
+	case ReductionNone:
+		return "none"
+	case ReductionSum:
+		return "sum"
+	case ReductionSumOverBatchSize:
+		return "sum_over_batch_size"
+	}
+	return fmt.Sprintf("Reduction(%d)", int(r))
+}
+
+// reduce combines per-example losses [batch] as r says.
+func (r Reduction) reduce(name string, perExample *Tensor) *Tensor {
+	switch r {
+	case ReductionNone:
+		return perExample
+	case ReductionSum:
+		return maskedSum(perExample)
+	case ReductionAuto, ReductionSumOverBatchSize:
+		if strategy.CurrentReplicaContext() != nil {
+			panic(usageError("%s: %v reduction inside strategy.Run divides by the per-replica batch; use ReductionNone and ComputeAverageLoss", name, ReductionSumOverBatchSize))
+		}
+		return graph.Mean(perExample)
+	}
+	panic(usageError("%s: unknown reduction %d", name, int(r)))
+}
+
+// maskedSum sums the per-example values of the real rows: the graph's mask
+// (set by strategy.Run) zeroes padding rows.
+func maskedSum(perExample *Tensor) *Tensor {
+	if m := perExample.Graph().Mask(); m != nil && sameShape(m.Shape(), perExample.Shape()) {
+		return graph.Sum(graph.Mul(perExample, m))
+	}
+	return graph.Sum(perExample)
+}
+
+func sameShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// SparseCategoricalCrossentropy is the cross-entropy between integer class
+// labels [batch] (or [batch, 1]) and predictions [batch, classes]: logits when
+// FromLogits, else probabilities (keras.losses.SparseCategoricalCrossentropy).
+type SparseCategoricalCrossentropy struct {
+	FromLogits bool
+	Reduction  Reduction
+}
+
+// Call returns the loss reduced as l.Reduction says (ReductionNone: one value
+// per example). It panics with an error wrapping ErrShape if the labels and
+// predictions disagree on the batch, and with ErrUsage for ReductionAuto or
+// ReductionSumOverBatchSize inside strategy.Run.
+func (l SparseCategoricalCrossentropy) Call(yTrue, yPred *Tensor) *Tensor {
+	const name = "sparse_categorical_crossentropy"
+	if yTrue == nil || yPred == nil {
+		panic(usageError("%s: want labels and predictions, got %v and %v", name, yTrue, yPred))
+	}
+	ls, ps := yTrue.Shape(), yPred.Shape()
+	if len(ps) != 2 {
+		panic(shapeError("%s: want predictions [batch, classes], got %v", name, ps))
+	}
+	if len(ls) == 2 && ls[1] == 1 {
+		yTrue = graph.Reshape(yTrue, ls[0])
+		ls = ls[:1]
+	}
+	if len(ls) != 1 || ls[0] != ps[0] {
+		panic(shapeError("%s: want labels [%d] for predictions %v, got %v", name, ps[0], ps, ls))
+	}
+	g := yPred.Graph()
+	restore := g.SetScope(name)
+	defer restore()
+	logits := yPred
+	if !l.FromLogits {
+		// softmax(log p) = p/Σp, so the fused op gives -log(p[label]) for
+		// normalized p; the epsilon keeps log finite, like Keras's clipping.
+		logits = graph.Log(graph.Add(yPred, g.Const(1e-7)))
+	}
+	return l.Reduction.reduce(name, graph.SparseSoftmaxCrossEntropy(yTrue, logits))
+}
+
+// ComputeAverageLoss returns sum(perExample · mask) / globalBatchSize: the
+// replica's share of the mean loss over the global batch
+// (tf.nn.compute_average_loss). Summing it over replicas (strategy.Sum) gives
+// the mean loss of the step, and its gradients summed over replicas are the
+// gradients of that mean, so N replicas train like one. The mask (set by
+// strategy.Run) excludes padding rows.
+//
+// With globalBatchSize 0 it divides by the true number of real examples in
+// the global batch instead, which is exact also for a partial last batch.
+// It panics if globalBatchSize < 0 or perExample is not a vector.
+func ComputeAverageLoss(perExample *Tensor, globalBatchSize int) *Tensor {
+	if perExample == nil {
+		panic(usageError("ComputeAverageLoss: want per-example losses, got nil"))
+	}
+	if globalBatchSize < 0 {
+		panic(usageError("ComputeAverageLoss: want a global batch size ≥ 0, got %d", globalBatchSize))
+	}
+	sh := perExample.Shape()
+	if len(sh) == 2 && sh[1] == 1 {
+		perExample = graph.Reshape(perExample, sh[0])
+		sh = sh[:1]
+	}
+	if len(sh) != 1 {
+		panic(shapeError("ComputeAverageLoss: want per-example losses [batch], got %v; use ReductionNone", sh))
+	}
+	g := perExample.Graph()
+	restore := g.SetScope("compute_average_loss")
+	defer restore()
+	sum := maskedSum(perExample)
+	if globalBatchSize > 0 {
+		return graph.Scale(sum, 1/float64(globalBatchSize))
+	}
+	if ctx := strategy.CurrentReplicaContext(); ctx != nil && ctx.Graph() == g {
+		return graph.Div(sum, ctx.GlobalCount())
+	}
+	// Outside a strategy the batch is all there is.
+	if m := g.Mask(); m != nil {
+		return graph.Div(sum, graph.Sum(m))
+	}
+	return graph.Scale(sum, 1/float64(sh[0]))
+}

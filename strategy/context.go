@@ -1,0 +1,182 @@
+package strategy
+
+import (
+	"fmt"
+
+	"github.com/gotrain/gotrain/graph"
+)
+
+// ReplicaContext is what a step function gets for the replica it is being
+// traced for: the replica's graph, its place among the replicas, gradients,
+// and the hook through which optimizers register their update
+// (tf.distribute.ReplicaContext). It is valid only while the step function
+// runs during tracing.
+type ReplicaContext struct {
+	s     *Mirrored
+	id    int
+	g     *graph.Graph
+	count *graph.Node // scalar: real examples in the global batch; built on demand
+
+	updates   []Update
+	gradVars  map[*graph.Node]*graph.Variable
+	gradCalls []gradCall
+	reduces   []*allReduce
+}
+
+// gradCall remembers one Gradients call so ApplyGradients can find the
+// variables of the slice it is handed.
+type gradCall struct {
+	grads []*graph.Node
+	vars  []*graph.Variable
+}
+
+// Update is what an optimizer registers during tracing: after every replica
+// has run its step, the strategy sums each gradient across replicas and calls
+// Apply once with the sums.
+type Update struct {
+	Name  string            // for errors, e.g. "adam"
+	Vars  []*graph.Variable // the variables to update, created under the strategy
+	Grads []*graph.Node     // this replica's gradients, aligned with Vars
+	Apply func(grads []Grad)
+}
+
+// Grad is one variable's gradient summed over replicas, in the variable's
+// dtype (F32 for Float32 strategies, F64 for Float64). Apply may read and
+// scratch it; it is owned by the strategy and reused next step.
+type Grad struct {
+	Var *graph.Variable
+	F32 []float32
+	F64 []float64
+}
+
+// Strategy returns the strategy running the step.
+func (c *ReplicaContext) Strategy() *Mirrored { return c.s }
+
+// ReplicaID returns the replica's index in [0, NumReplicasInSync).
+func (c *ReplicaContext) ReplicaID() int { return c.id }
+
+// NumReplicasInSync returns the number of replicas.
+func (c *ReplicaContext) NumReplicasInSync() int { return len(c.s.devices) }
+
+// Device returns the replica's device, e.g. "cpu:1".
+func (c *ReplicaContext) Device() string { return c.s.devices[c.id] }
+
+// Graph returns the replica's graph.
+func (c *ReplicaContext) Graph() *graph.Graph { return c.g }
+
+// Mask returns the replica's per-example mask ([rows]: 1 real, 0 padding), or
+// nil when the step was not given a batch.
+func (c *ReplicaContext) Mask() *graph.Node { return c.g.Mask() }
+
+// GlobalCount returns a scalar node holding the number of real examples in
+// the global batch of the current step (all replicas together), fed at each
+// Run. Losses averaged by it are exact on a padded last batch.
+func (c *ReplicaContext) GlobalCount() *graph.Node {
+	if c.count == nil {
+		c.count = c.g.Placeholder("global_count")
+	}
+	return c.count
+}
+
+// Gradients returns the gradient of the scalar loss with respect to each
+// variable, aligned with vars. It panics with an error wrapping ErrScope if a
+// variable was not created under the strategy, and with the graph's error if
+// loss is not a scalar of this replica's graph.
+func (c *ReplicaContext) Gradients(loss *graph.Node, vars []*graph.Variable) []*graph.Node {
+	xs := make([]*graph.Node, len(vars))
+	for i, v := range vars {
+		if err := c.s.checkVariable(v); err != nil {
+			panic(err)
+		}
+		xs[i] = c.g.Var(v)
+	}
+	if loss == nil || loss.Graph() != c.g {
+		panic(usageError("Gradients: want a loss built in replica %d's graph, got %v", c.id, loss))
+	}
+	grads := c.g.Gradients(loss, xs)
+	if c.gradVars == nil {
+		c.gradVars = make(map[*graph.Node]*graph.Variable)
+	}
+	for i, gr := range grads {
+		if _, dup := c.gradVars[gr]; !dup {
+			c.gradVars[gr] = vars[i]
+		}
+	}
+	c.gradCalls = append(c.gradCalls, gradCall{grads: grads, vars: vars})
+	return grads
+}
+
+// VariablesOf returns the variables that the gradients in grads (as returned
+// by Gradients, possibly a subset) belong to, aligned with grads.
+func (c *ReplicaContext) VariablesOf(grads []*graph.Node) ([]*graph.Variable, error) {
+	// The slice handed back unchanged: exact, even when two gradients are the
+	// same node (a shared zero).
+	for _, call := range c.gradCalls {
+		if len(call.grads) == len(grads) && len(grads) > 0 && &call.grads[0] == &grads[0] {
+			return call.vars, nil
+		}
+	}
+	vars := make([]*graph.Variable, len(grads))
+	for i, gr := range grads {
+		v, ok := c.gradVars[gr]
+		if !ok {
+			return nil, usageError("gradient %d (%v) did not come from ReplicaContext.Gradients; pass the gradients it returned", i, gr)
+		}
+		vars[i] = v
+	}
+	return vars, nil
+}
+
+// ApplyUpdate registers an optimizer update for this step. Every replica
+// registers the same updates in the same order while tracing; at each Run the
+// strategy sums u.Grads across replicas (kernels.AllReduceSum, replica order)
+// and calls u.Apply once, after every replica succeeded. It panics with an
+// error wrapping ErrScope if a variable was not created under the strategy,
+// and with ErrUsage if the gradients do not match the variables.
+func (c *ReplicaContext) ApplyUpdate(u Update) {
+	if len(u.Vars) != len(u.Grads) {
+		panic(usageError("ApplyUpdate %s: want one gradient per variable, got %d variables and %d gradients", u.Name, len(u.Vars), len(u.Grads)))
+	}
+	if u.Apply == nil {
+		panic(usageError("ApplyUpdate %s: want an Apply function, got nil", u.Name))
+	}
+	for i, v := range u.Vars {
+		if err := c.s.checkVariable(v); err != nil {
+			panic(err)
+		}
+		gr := u.Grads[i]
+		if gr == nil || gr.Graph() != c.g {
+			panic(usageError("ApplyUpdate %s: gradient of %q is not a node of replica %d's graph", u.Name, v.Name(), c.id))
+		}
+		if gr.Len() != v.Len() {
+			panic(usageError("ApplyUpdate %s: gradient of %q: want %d values %v, got %v", u.Name, v.Name(), v.Len(), v.Shape(), gr.Shape()))
+		}
+	}
+	c.updates = append(c.updates, u)
+}
+
+// AllReduce returns a node holding op (Sum or Mean) of n over all replicas;
+// every replica's step pauses at the reduction until all have computed n.
+//
+// The result is fed to the rest of the step as an input, so no gradient
+// flows back through it (as if wrapped in graph.StopGradient): use it for
+// statistics and metrics, not inside a loss that is differentiated.
+func (c *ReplicaContext) AllReduce(op ReduceOp, n *graph.Node) *graph.Node {
+	if op != Sum && op != Mean {
+		panic(usageError("AllReduce: unknown reduce op %v", op))
+	}
+	if n == nil || n.Graph() != c.g {
+		panic(usageError("AllReduce: want a node of replica %d's graph, got %v", c.id, n))
+	}
+	out := c.g.Placeholder(fmt.Sprintf("all_reduce_%d", len(c.reduces)), n.Shape()...)
+	c.reduces = append(c.reduces, &allReduce{op: op, in: n, out: out})
+	return out
+}
+
+// allReduce is one cross-replica reduction inside a step: the step is split
+// into stages at each reduction (stage k computes in and everything before).
+type allReduce struct {
+	op  ReduceOp
+	in  *graph.Node
+	out *graph.Node
+}

@@ -1,0 +1,80 @@
+// Package strategy runs one model on N replicas and keeps their weights
+// identical: it is gotrain's MirroredStrategy, modelled on TensorFlow's
+// tf.distribute.MirroredStrategy used through a custom training loop.
+//
+// A user creates a strategy, builds the model and optimizer inside
+// [Mirrored.Scope], distributes a dataset with [Mirrored.DistributeDataset]
+// and calls [Mirrored.Run] once per step:
+//
+//	s := strategy.NewMirrored()
+//	dist := s.DistributeDataset(ds.Batch(64))
+//	s.Scope(func() { model = nn.NewSequential(...); opt = nn.NewAdam(0.001) })
+//	for it := dist.Iter(); it.Next(); {
+//		loss := s.Reduce(strategy.Sum, s.Run(trainStep, it.Batch()))
+//	}
+//
+// # Devices and replicas
+//
+// Without GPUs every replica is a logical CPU device ("cpu:N"). By default
+// there is one replica per core; several logical devices may share a core
+// ([WithReplicas], [WithDevices]). Each replica has a persistent goroutine,
+// started by [NewMirrored] and stopped by [Mirrored.Close].
+//
+// # Tracing
+//
+// The step function passed to Run is called once per replica, the first time
+// Run sees it with given per-replica input shapes, to build one graph per
+// replica (like tf.function). The step function is therefore never called per
+// step: every later Run feeds the shards into the compiled programs, runs them
+// concurrently, sums the gradients that optimizers registered with
+// [ReplicaContext.ApplyUpdate] across replicas in a fixed order
+// (kernels.AllReduceSum, so the result is bit-identical whatever the replica
+// count's scheduling) and applies each update once to the shared variables.
+// Traces are cached by the step function's identity and the input shapes; the
+// cache is small, so alternating between many step functions retraces.
+//
+// # Mirrored variables
+//
+// On CPU the replicas share one copy of each variable: every replica reads the
+// same storage during a step and only the merged update writes it, between
+// steps. This keeps the mirrored semantics (all replicas see identical
+// weights) and leaves room for per-device copies later.
+//
+// # Padding
+//
+// A global batch is split evenly along axis 0. When it does not divide by the
+// replica count, or is shorter than the first (full) batch, it is padded to the
+// full shape and a per-example mask (1 real, 0 padding) marks real rows, so
+// shapes never change and the loss stays exact (see nn.ComputeAverageLoss).
+//
+// # Conventions
+//
+// Misuse (a wrong option, a closed strategy, a step function of the wrong
+// type) panics with an error wrapping one of this package's error values.
+// Failures of a step (a replica's panic, a shape error while tracing, a
+// numeric error in a kernel) are returned by [Mirrored.TryRun] and panicked
+// with by [Mirrored.Run], whose callers are notebook cells. A failed step
+// changes no variable. Run checks internal/safepoint first, so a notebook
+// interrupt stops a training loop between steps: a step runs on every replica
+// or on none.
+//
+// A Mirrored is safe for concurrent use, but Run calls are serialized.
+package strategy
+
+// BUG(strategy): ReplicaContext.AllReduce splits the step into stages at each
+// reduction and feeds the reduced value to the next stage as an input, so no
+// gradient flows through it, and each stage recomputes the nodes its input
+// needs.
+
+// BUG(strategy): A step function is identified by its closure. A func literal
+// written in the Run call, a method value, or a named interpreted function is
+// a new function at each call, so every Run retraces (slowly, but correctly);
+// Run warns once after 5 such retraces. Assign the step function to a
+// variable once and pass the variable.
+
+// BUG(strategy): Variables have one shared copy, which is right for CPU
+// replicas only; per-device copies (GPUs, the cuda tag) are not implemented.
+
+// BUG(strategy): Updates are applied one after another after every replica
+// succeeded; if an optimizer's Apply panics, the updates registered before it
+// in the same step stay applied.

@@ -1,0 +1,123 @@
+package strategy_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/nn"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// trainRun trains a 10-8-3 classifier on 103 examples in global batches of 16
+// (neither divides) for epochs passes with n replicas, and returns the final
+// weights by variable name plus the per-step losses.
+func trainRun(t *testing.T, n int, dt graph.DType, newOpt func() nn.Optimizer, epochs int) (map[string][]float64, []float64) {
+	t.Helper()
+	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(3))
+	defer closeStrategy(t, s)
+	const globalBatch = 16
+	x := data.RandomNormal(11, 103, 10)
+	y := data.RandomInts(12, 3, 103)
+	dist := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(globalBatch).Repeat(epochs))
+	var model *nn.Sequential
+	var opt nn.Optimizer
+	s.Scope(func() {
+		model = nn.NewSequential(nn.Dense(8, nn.Tanh), nn.Dense(3))
+		opt = newOpt()
+	})
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+		return loss
+	}
+	var losses []float64
+	it := dist.Iter()
+	for it.Next() {
+		losses = append(losses, s.Reduce(strategy.Sum, s.Run(step, it.Batch())).Scalar())
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	weights := map[string][]float64{}
+	for _, v := range s.Variables() {
+		weights[v.Name()] = v.Value()
+	}
+	return weights, losses
+}
+
+func closeStrategy(t *testing.T, s *strategy.Mirrored) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// maxRelDiff returns max |a-b| / max(|b|) over the elements: the error
+// relative to the tensor's scale, so near-zero elements do not dominate.
+func maxRelDiff(a, b []float64) float64 {
+	scale := 0.0
+	for _, v := range b {
+		scale = max(scale, math.Abs(v))
+	}
+	d := 0.0
+	for i := range a {
+		if math.IsNaN(a[i]) != math.IsNaN(b[i]) {
+			return math.Inf(1)
+		}
+		d = max(d, math.Abs(a[i]-b[i]))
+	}
+	if scale == 0 {
+		return d
+	}
+	return d / scale
+}
+
+// TestReplicasMatchOneReplica is the core property of data parallelism: N
+// replicas on the same global batches give the weights of one replica.
+func TestReplicasMatchOneReplica(t *testing.T) {
+	opts := []struct {
+		name string
+		new  func() nn.Optimizer
+	}{
+		{"adam", func() nn.Optimizer { return nn.NewAdam(0.01) }},
+		{"sgd-momentum", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9)) }},
+		{"sgd-nesterov", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9), nn.WithNesterov()) }},
+	}
+	dts := []struct {
+		dt  graph.DType
+		tol float64
+	}{{graph.Float32, 1e-5}, {graph.Float64, 1e-12}}
+	for _, o := range opts {
+		for _, d := range dts {
+			t.Run(fmt.Sprintf("%s/%v", o.name, d.dt), func(t *testing.T) {
+				want, wantLoss := trainRun(t, 1, d.dt, o.new, 2)
+				if len(wantLoss) != 14 {
+					t.Fatalf("1 replica ran %d steps, want 14", len(wantLoss))
+				}
+				for n := 2; n <= 4; n++ {
+					got, gotLoss := trainRun(t, n, d.dt, o.new, 2)
+					if len(got) != len(want) {
+						t.Fatalf("%d replicas: %d variables, want %d", n, len(got), len(want))
+					}
+					worst, where := 0.0, ""
+					for name, w := range want {
+						if r := maxRelDiff(got[name], w); r > worst {
+							worst, where = r, name
+						}
+					}
+					if worst > d.tol {
+						t.Errorf("%d replicas: weights differ from 1 replica by %.3g (in %s), want ≤ %g", n, worst, where, d.tol)
+					}
+					if r := maxRelDiff(gotLoss, wantLoss); r > d.tol {
+						t.Errorf("%d replicas: losses %v, 1 replica %v", n, gotLoss, wantLoss)
+					}
+					t.Logf("%d replicas: max relative weight difference %.3g", n, worst)
+				}
+			})
+		}
+	}
+}

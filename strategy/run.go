@@ -1,0 +1,797 @@
+package strategy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/safepoint"
+	"github.com/gotrain/gotrain/kernels"
+)
+
+var (
+	nodeType    = reflect.TypeFor[*graph.Node]()
+	ctxType     = reflect.TypeFor[*ReplicaContext]()
+	nodesType   = reflect.TypeFor[[]*graph.Node]()
+	testHookRun func(replica int) error             // set by tests to fail a replica's program
+	warnOutput  io.Writer               = os.Stderr // where Run warns about retracing
+)
+
+// worker is a replica's persistent goroutine: it runs the jobs Run hands it,
+// one at a time, until Close closes jobs.
+type worker struct {
+	jobs    chan func()
+	running atomic.Bool // a job is executing, for Close's audit
+}
+
+func (w *worker) loop(wg *sync.WaitGroup) {
+	defer wg.Done()
+	for job := range w.jobs {
+		w.running.Store(true)
+		job()
+		w.running.Store(false)
+	}
+}
+
+// onReplicas runs fn(r) on every replica's goroutine concurrently and waits
+// for all of them; a panic becomes that replica's error.
+func (s *Mirrored) onReplicas(fn func(r int) error) []error {
+	errs := make([]error, len(s.workers))
+	var wg sync.WaitGroup
+	wg.Add(len(s.workers))
+	for r, w := range s.workers {
+		w.jobs <- func() {
+			defer wg.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					errs[r] = panicError(v)
+				}
+			}()
+			errs[r] = fn(r)
+		}
+	}
+	wg.Wait()
+	return errs
+}
+
+// replicaFailure returns a ReplicaError for the lowest failed replica, or nil.
+func replicaFailure(phase string, errs []error) error {
+	var first *ReplicaError
+	for r, err := range errs {
+		if err == nil {
+			continue
+		}
+		if first == nil {
+			first = &ReplicaError{Replica: r, Phase: phase, Err: err}
+		} else {
+			first.Others++
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return first
+}
+
+// Run runs one step: stepFn on every replica, each on its shard of args, then
+// the optimizers' merged updates. It returns each replica's outputs. stepFn is
+// a function taking an optional *ReplicaContext and then one *graph.Node (or
+// nn.Tensor) per tensor argument, and returning a *graph.Node, a slice of
+// them, several of them, or a struct or map of them. It is called through
+// reflection, only when Run traces (see the package doc), so it may be an
+// interpreted closure.
+//
+// args are batches from a DistributedIterator (each contributes its
+// components, split by replica), PerReplica values (one per replica) or
+// data.Tensor values (the same for every replica).
+//
+// Run is a safe point: a pending interrupt panics with
+// safepoint.ErrInterrupted before anything runs. Any other failure panics
+// with the error TryRun would return; the variables are then unchanged.
+func (s *Mirrored) Run(stepFn any, args ...any) PerReplica {
+	out, err := s.TryRun(stepFn, args...)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// TryRun is Run for compiled callers: it returns the step's failure instead
+// of panicking. The error is a *ReplicaError when a replica failed (naming
+// the replica and the graph scope), wraps ErrScope when the step used a
+// variable of no or another strategy, wraps ErrUsage for arguments or a step
+// function Run cannot use, and is safepoint.ErrInterrupted on an interrupt.
+// Nothing was applied when it returns an error. It panics with ErrClosed
+// after Close.
+func (s *Mirrored) TryRun(stepFn any, args ...any) (PerReplica, error) {
+	s.checkOpen()
+	if err := safepoint.Err(); err != nil {
+		return PerReplica{}, err
+	}
+	if CurrentReplicaContext() != nil {
+		// runMu is held by the Run that is tracing: calling Run here would
+		// deadlock.
+		return PerReplica{}, usageError("Run: called from a step function while it is traced; call Run from the training loop")
+	}
+	fn := reflect.ValueOf(stepFn)
+	if fn.Kind() != reflect.Func || fn.IsNil() {
+		return PerReplica{}, usageError("Run: want a step function, got %T", stepFn)
+	}
+	in, err := s.stepInputs(args)
+	if err != nil {
+		return PerReplica{}, err
+	}
+	if err := checkStepType(fn.Type(), len(in.args[0])); err != nil {
+		return PerReplica{}, err
+	}
+
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	s.checkOpen()
+	key := traceKeyOf(stepFn, fn, in, s.traces.keyBuf)
+	s.traces.keyBuf = key.shapes
+	tr := s.traces.get(key)
+	if tr == nil {
+		tr, err = s.trace(fn, in)
+		if err != nil {
+			return PerReplica{}, err
+		}
+		s.traces.put(key, stepFn, tr)
+		if s.traces.similar(key) && !s.warned {
+			s.warnRetrace()
+		}
+	}
+	return s.execute(tr, in)
+}
+
+// stepInputs is Run's arguments sorted out by replica.
+type stepInputs struct {
+	args  [][]data.Tensor // [replica][tensor argument]
+	batch *batchInfo      // nil if no argument is a batch
+	masks []data.Tensor   // [replica], nil if no batch
+}
+
+func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
+	n := s.NumReplicasInSync()
+	in := &stepInputs{args: make([][]data.Tensor, n)}
+	for i, a := range args {
+		switch a := a.(type) {
+		case *PerReplicaBatch:
+			if a == nil || a.NumReplicas() != n {
+				return nil, usageError("Run: argument %d: want a batch for %d replicas, got %v", i, n, batchReplicas(a))
+			}
+			if in.batch != nil && in.batch.rows != a.rows {
+				return nil, usageError("Run: argument %d: batch has %d rows per replica, an earlier batch %d", i, a.rows, in.batch.rows)
+			}
+			if in.batch == nil {
+				in.batch = &batchInfo{rows: a.rows, real: slices.Clone(a.real), count: a.count}
+				in.masks = a.masks
+			}
+			for r := range n {
+				in.args[r] = append(in.args[r], a.shards[r]...)
+			}
+		case PerReplica:
+			if err := addPerReplica(in, i, a); err != nil {
+				return nil, err
+			}
+		case *PerReplica:
+			if a == nil {
+				return nil, usageError("Run: argument %d: want values, got a nil *PerReplica", i)
+			}
+			if err := addPerReplica(in, i, *a); err != nil {
+				return nil, err
+			}
+		case data.Tensor:
+			if a.Len() != len(a.Data) {
+				return nil, usageError("Run: argument %d: tensor of shape %v holds %d values", i, a.Shape, len(a.Data))
+			}
+			for r := range n {
+				in.args[r] = append(in.args[r], a)
+			}
+		default:
+			return nil, usageError("Run: argument %d: want a batch from DistributedIterator.Batch, a PerReplica or a data.Tensor, got %T", i, a)
+		}
+	}
+	if rows, ok := commonRows(in.args); in.batch == nil && ok {
+		// Plain tensors (or per-replica values of one shape): every row is
+		// real, on every replica.
+		in.batch = &batchInfo{rows: rows, real: make([]int, n), count: rows * n}
+		in.masks = make([]data.Tensor, n)
+		ones := data.Zeros(rows)
+		for i := range ones.Data {
+			ones.Data[i] = 1
+		}
+		for r := range n {
+			in.batch.real[r] = rows
+			in.masks[r] = ones
+		}
+	}
+	return in, nil
+}
+
+// commonRows returns the leading dimension of the first argument when every
+// replica's first argument has one and they agree.
+func commonRows(args [][]data.Tensor) (int, bool) {
+	rows := -1
+	for _, a := range args {
+		if len(a) == 0 || len(a[0].Shape) == 0 || (rows >= 0 && a[0].Shape[0] != rows) {
+			return 0, false
+		}
+		rows = a[0].Shape[0]
+	}
+	return rows, true
+}
+
+func batchReplicas(b *PerReplicaBatch) string {
+	if b == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("one for %d", b.NumReplicas())
+}
+
+func addPerReplica(in *stepInputs, i int, p PerReplica) error {
+	if p.parts != nil {
+		return usageError("Run: argument %d: want a single-valued PerReplica, got one with %d parts", i, len(p.parts))
+	}
+	if len(p.values) != len(in.args) {
+		return usageError("Run: argument %d: want %d replica values, got %d", i, len(in.args), len(p.values))
+	}
+	for r, v := range p.values {
+		if v.Len() != len(v.Data) {
+			return usageError("Run: argument %d: replica %d's tensor of shape %v holds %d values", i, r, v.Shape, len(v.Data))
+		}
+		in.args[r] = append(in.args[r], v)
+	}
+	return nil
+}
+
+// checkStepType checks stepFn's parameters: an optional *ReplicaContext, then
+// one tensor per argument.
+func checkStepType(t reflect.Type, tensors int) error {
+	params := t.NumIn()
+	first := 0
+	if params > 0 && t.In(0) == ctxType {
+		first = 1
+	}
+	want := func() error {
+		return usageError("Run: step function %v: want func(*strategy.ReplicaContext, then %d tensors (*graph.Node or nn.Tensor))", t, tensors)
+	}
+	if t.IsVariadic() {
+		if t.In(params-1) != nodesType || params-1-first > tensors {
+			return want()
+		}
+		params--
+	} else if params-first != tensors {
+		return usageError("Run: step function %v takes %d tensors, got %d tensor arguments", t, params-first, tensors)
+	}
+	for i := first; i < params; i++ {
+		if !nodeType.AssignableTo(t.In(i)) {
+			return want()
+		}
+	}
+	return nil
+}
+
+// traceKey identifies a trace: the step function and the inputs' shapes.
+// The function's code pointer alone does not identify it: every interpreted
+// (yaegi) closure shares reflect.MakeFunc's code pointer, and closures of one
+// literal share code. So the key also holds the closure's address (the func
+// value's data word), which yaegi keeps stable for a closure held in a
+// variable; the cache entry keeps the function alive so the address cannot be
+// reused by another function while the entry exists.
+type traceKey struct {
+	code    uintptr
+	closure unsafe.Pointer
+	typ     reflect.Type
+	shapes  []int // per replica, per argument: rank, dims; then mask rows
+}
+
+func (k *traceKey) equal(o *traceKey) bool {
+	return k.code == o.code && k.closure == o.closure && k.typ == o.typ && slices.Equal(k.shapes, o.shapes)
+}
+
+// traceKeyOf writes the key into buf's storage, so a steady loop's lookup
+// does not allocate; put clones it.
+func traceKeyOf(stepFn any, fn reflect.Value, in *stepInputs, buf []int) traceKey {
+	buf = buf[:0]
+	for _, args := range in.args {
+		for _, a := range args {
+			buf = append(buf, len(a.Shape))
+			buf = append(buf, a.Shape...)
+		}
+	}
+	if in.batch != nil {
+		buf = append(buf, -1, in.batch.rows)
+	}
+	return traceKey{
+		code:    fn.Pointer(),
+		closure: (*[2]unsafe.Pointer)(unsafe.Pointer(&stepFn))[1],
+		typ:     fn.Type(),
+		shapes:  buf,
+	}
+}
+
+// traceCacheSize bounds the traces a strategy keeps; a notebook alternates
+// between a few step functions (train, evaluate), and a trace holds every
+// buffer of a step.
+const traceCacheSize = 8
+
+// traceCache is a small most-recently-used list. Guarded by Mirrored.runMu.
+type traceCache struct {
+	entries    []traceEntry
+	lookalikes int   // traces of functions that looked like a cached one
+	keyBuf     []int // scratch for traceKeyOf
+}
+
+type traceEntry struct {
+	key traceKey
+	fn  any // keeps the step function (and so its address) alive
+	tr  *trace
+}
+
+func (c *traceCache) get(k traceKey) *trace {
+	for i, e := range c.entries {
+		if e.key.equal(&k) {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			return e.tr
+		}
+	}
+	return nil
+}
+
+func (c *traceCache) put(k traceKey, fn any, tr *trace) {
+	k.shapes = slices.Clone(k.shapes)
+	if len(c.entries) == traceCacheSize {
+		c.entries = c.entries[:traceCacheSize-1]
+	}
+	c.entries = slices.Insert(c.entries, 0, traceEntry{key: k, fn: fn, tr: tr})
+}
+
+func (c *traceCache) clear() { c.entries = nil }
+
+// retraceWarnAt is how many traces of look-alike step functions (same code,
+// type and shapes; another closure) make Run warn, as TensorFlow warns about
+// excessive retracing.
+const retraceWarnAt = 5
+
+// similar counts a trace of a function that looks like a cached one but is
+// another closure, and reports whether the count reached retraceWarnAt.
+func (c *traceCache) similar(k traceKey) bool {
+	for _, e := range c.entries[1:] {
+		if e.key.code == k.code && e.key.typ == k.typ && slices.Equal(e.key.shapes, k.shapes) {
+			c.lookalikes++
+			return c.lookalikes >= retraceWarnAt
+		}
+	}
+	return false
+}
+
+// warnRetrace tells the notebook user, once, why steps are slow.
+func (s *Mirrored) warnRetrace() {
+	s.warned = true
+	fmt.Fprintf(warnOutput, "strategy: warning: %d step functions with the same code and inputs were traced separately; "+
+		"a func literal written in the call (s.Run(func(...) {...}, ...)) or a method value is a new function each time, "+
+		"so every step retraces: assign the step function to a variable once and pass the variable\n", retraceWarnAt)
+}
+
+// Traces returns how many traces the strategy holds (tests and the notebook
+// use it to see retracing).
+func (s *Mirrored) Traces() int {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	return len(s.traces.entries)
+}
+
+// trace is one step function compiled for every replica.
+type trace struct {
+	replicas []*replicaTrace
+	result   resultShape
+	grads    []Grad // scratch handed to Update.Apply
+	bufs32   [][]float32
+	bufs64   [][]float64
+}
+
+type replicaTrace struct {
+	ctx     *ReplicaContext
+	inputs  []*graph.Node
+	mask    *graph.Node
+	outputs []*graph.Node
+	stages  []*graph.Program // stage k computes ctx.reduces[k].in
+	prog    *graph.Program   // outputs and gradients
+}
+
+// programs returns every program of the replica, final one last.
+func (rt *replicaTrace) programs() []*graph.Program { return append(rt.stages, rt.prog) }
+
+// trace calls the step function once per replica, on the calling goroutine
+// (an interpreted closure and lazily built layers are not safe to run
+// concurrently), and compiles each replica's graph.
+func (s *Mirrored) trace(fn reflect.Value, in *stepInputs) (*trace, error) {
+	tr := &trace{replicas: make([]*replicaTrace, len(in.args))}
+	for r := range in.args {
+		rt, shape, err := s.traceReplica(fn, r, in)
+		if err != nil {
+			if errors.Is(err, ErrScope) || errors.Is(err, ErrUsage) {
+				return nil, err
+			}
+			return nil, &ReplicaError{Replica: r, Phase: "trace", Err: err}
+		}
+		if r == 0 {
+			tr.result = shape
+		} else if !shape.equal(tr.result) {
+			return nil, &ReplicaError{Replica: r, Phase: "trace", Err: fmt.Errorf("step returned %v, replica 0 returned %v", shape, tr.result)}
+		}
+		tr.replicas[r] = rt
+	}
+	if err := tr.checkAligned(); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs) (rt *replicaTrace, shape resultShape, err error) {
+	g := graph.New(s.dtype)
+	ctx := &ReplicaContext{s: s, id: r, g: g}
+	rt = &replicaTrace{ctx: ctx}
+	leave := enterTrace(s, ctx)
+	defer leave()
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError(v)
+		}
+	}()
+	for k, a := range in.args[r] {
+		rt.inputs = append(rt.inputs, g.Placeholder(fmt.Sprintf("input_%d", k), a.Shape...))
+	}
+	if in.batch != nil {
+		rt.mask = g.Placeholder("mask", in.batch.rows)
+		g.SetMask(rt.mask)
+	}
+	t := fn.Type()
+	callArgs := make([]reflect.Value, 0, len(rt.inputs)+1)
+	if t.NumIn() > 0 && t.In(0) == ctxType {
+		callArgs = append(callArgs, reflect.ValueOf(ctx))
+	}
+	for _, n := range rt.inputs {
+		p := len(callArgs)
+		var pt reflect.Type
+		if t.IsVariadic() && p >= t.NumIn()-1 {
+			pt = t.In(t.NumIn() - 1).Elem()
+		} else {
+			pt = t.In(p)
+		}
+		callArgs = append(callArgs, reflect.ValueOf(n).Convert(pt))
+	}
+	results := fn.Call(callArgs)
+	rt.outputs, shape, err = flattenResults(fn.Type(), results)
+	if err != nil {
+		return nil, shape, err
+	}
+	for _, o := range rt.outputs {
+		if o.Graph() != g {
+			return nil, shape, usageError("Run: step output %v is not a node of replica %d's graph", o, r)
+		}
+	}
+	for _, v := range g.Variables() {
+		if err := s.checkVariable(v); err != nil {
+			return nil, shape, err
+		}
+	}
+	// Stage k computes the input of the k-th AllReduce; the final program
+	// computes the outputs and every registered gradient.
+	for _, red := range ctx.reduces {
+		p, err := g.Compile(red.in)
+		if err != nil {
+			return nil, shape, err
+		}
+		rt.stages = append(rt.stages, p)
+	}
+	final := slices.Clone(rt.outputs)
+	for _, u := range ctx.updates {
+		final = append(final, u.Grads...)
+	}
+	if len(final) == 0 {
+		// A step with no outputs and no updates still runs (for its
+		// collectives); compile something so there is a program.
+		final = append(final, g.Const(0))
+	}
+	rt.prog, err = g.Compile(final...)
+	if err != nil {
+		return nil, shape, err
+	}
+	return rt, shape, nil
+}
+
+// checkAligned checks that every replica registered the same updates and
+// collectives, so they can be summed element by element.
+func (tr *trace) checkAligned() error {
+	c0 := tr.replicas[0].ctx
+	for r, rt := range tr.replicas[1:] {
+		c := rt.ctx
+		fail := func(format string, args ...any) error {
+			return &ReplicaError{Replica: r + 1, Phase: "trace", Err: fmt.Errorf(format, args...)}
+		}
+		if len(c.updates) != len(c0.updates) {
+			return fail("step registered %d optimizer updates, replica 0 registered %d", len(c.updates), len(c0.updates))
+		}
+		for k, u := range c.updates {
+			if !slices.Equal(u.Vars, c0.updates[k].Vars) {
+				return fail("optimizer update %d (%s) updates other variables than on replica 0", k, u.Name)
+			}
+		}
+		if len(c.reduces) != len(c0.reduces) {
+			return fail("step made %d AllReduce calls, replica 0 made %d", len(c.reduces), len(c0.reduces))
+		}
+		for k, red := range c.reduces {
+			if red.op != c0.reduces[k].op || !slices.Equal(red.in.Shape(), c0.reduces[k].in.Shape()) {
+				return fail("AllReduce %d: %v of %v, replica 0: %v of %v", k, red.op, red.in.Shape(), c0.reduces[k].op, c0.reduces[k].in.Shape())
+			}
+		}
+	}
+	n := len(tr.replicas)
+	tr.bufs32 = make([][]float32, n)
+	tr.bufs64 = make([][]float64, n)
+	return nil
+}
+
+// resultShape records how a step's outputs were structured, to rebuild it
+// as a PerReplica.
+type resultShape struct {
+	kind  int // resultNone, resultSingle, resultList or resultNamed
+	n     int
+	names []string
+}
+
+const (
+	resultNone = iota
+	resultSingle
+	resultList
+	resultNamed
+)
+
+func (a resultShape) equal(b resultShape) bool {
+	return a.kind == b.kind && a.n == b.n && slices.Equal(a.names, b.names)
+}
+
+func (a resultShape) String() string {
+	switch a.kind {
+	case resultNone:
+		return "nothing"
+	case resultSingle:
+		return "one tensor"
+	case resultList:
+		return fmt.Sprintf("%d tensors", a.n)
+	}
+	return fmt.Sprintf("tensors named %v", a.names)
+}
+
+// flattenResults turns a step function's results into a list of nodes.
+func flattenResults(t reflect.Type, results []reflect.Value) ([]*graph.Node, resultShape, error) {
+	bad := func(v reflect.Value) error {
+		return usageError("Run: step function %v returned %v; want a *graph.Node (nn.Tensor), a slice, a struct or a map[string] of them", t, v.Type())
+	}
+	node := func(v reflect.Value, what string) (*graph.Node, error) {
+		for v.Kind() == reflect.Interface && !v.IsNil() {
+			v = v.Elem()
+		}
+		if v.Type() != nodeType {
+			return nil, bad(v)
+		}
+		n := v.Interface().(*graph.Node)
+		if n == nil {
+			return nil, usageError("Run: step function returned a nil tensor (%s)", what)
+		}
+		return n, nil
+	}
+	switch len(results) {
+	case 0:
+		return nil, resultShape{kind: resultNone}, nil
+	case 1:
+	default:
+		nodes := make([]*graph.Node, len(results))
+		for i, v := range results {
+			n, err := node(v, fmt.Sprintf("result %d", i))
+			if err != nil {
+				return nil, resultShape{}, err
+			}
+			nodes[i] = n
+		}
+		return nodes, resultShape{kind: resultList, n: len(nodes)}, nil
+	}
+	v := results[0]
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	switch {
+	case v.Type() == nodeType:
+		n, err := node(v, "result")
+		if err != nil {
+			return nil, resultShape{}, err
+		}
+		return []*graph.Node{n}, resultShape{kind: resultSingle, n: 1}, nil
+	case v.Kind() == reflect.Slice:
+		nodes := make([]*graph.Node, v.Len())
+		for i := range nodes {
+			n, err := node(v.Index(i), fmt.Sprintf("element %d", i))
+			if err != nil {
+				return nil, resultShape{}, err
+			}
+			nodes[i] = n
+		}
+		return nodes, resultShape{kind: resultList, n: len(nodes)}, nil
+	case v.Kind() == reflect.Struct:
+		var nodes []*graph.Node
+		var names []string
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				return nil, resultShape{}, usageError("Run: step result %v: field %s is unexported; export it", v.Type(), f.Name)
+			}
+			n, err := node(v.Field(i), "field "+f.Name)
+			if err != nil {
+				return nil, resultShape{}, err
+			}
+			nodes = append(nodes, n)
+			names = append(names, f.Name)
+		}
+		return nodes, resultShape{kind: resultNamed, n: len(nodes), names: names}, nil
+	case v.Kind() == reflect.Map && v.Type().Key().Kind() == reflect.String:
+		var names []string
+		for _, k := range v.MapKeys() {
+			names = append(names, k.String())
+		}
+		sort.Strings(names)
+		nodes := make([]*graph.Node, len(names))
+		for i, name := range names {
+			n, err := node(v.MapIndex(reflect.ValueOf(name).Convert(v.Type().Key())), "key "+name)
+			if err != nil {
+				return nil, resultShape{}, err
+			}
+			nodes[i] = n
+		}
+		return nodes, resultShape{kind: resultNamed, n: len(nodes), names: names}, nil
+	}
+	return nil, resultShape{}, bad(v)
+}
+
+// execute runs one traced step on every replica and applies the updates.
+func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
+	for r, rt := range tr.replicas {
+		for _, p := range rt.programs() {
+			for k, n := range rt.inputs {
+				p.Feed(n, in.args[r][k].Data)
+			}
+			if rt.mask != nil {
+				p.Feed(rt.mask, in.masks[r].Data)
+			}
+			if c := rt.ctx.count; c != nil {
+				cnt := 0.0
+				if in.batch != nil {
+					cnt = float64(in.batch.count)
+				}
+				p.Feed(c, []float64{cnt})
+			}
+		}
+	}
+	for k := range tr.replicas[0].stages {
+		errs := s.onReplicas(func(r int) error {
+			return tr.replicas[r].stages[k].Run()
+		})
+		if err := replicaFailure("run", errs); err != nil {
+			return PerReplica{}, err
+		}
+		tr.allReduceStage(k)
+	}
+	errs := s.onReplicas(func(r int) error {
+		if testHookRun != nil {
+			if err := testHookRun(r); err != nil {
+				return err
+			}
+		}
+		return tr.replicas[r].prog.Run()
+	})
+	if err := replicaFailure("run", errs); err != nil {
+		return PerReplica{}, err
+	}
+	if err := tr.applyUpdates(); err != nil {
+		return PerReplica{}, err
+	}
+	return tr.outputs(in), nil
+}
+
+// allReduceStage reduces the input of AllReduce k across replicas and writes
+// the result into that reduction's placeholder in every later program.
+func (tr *trace) allReduceStage(k int) {
+	n := len(tr.replicas)
+	op := tr.replicas[0].ctx.reduces[k].op
+	for r, rt := range tr.replicas {
+		red := rt.ctx.reduces[k]
+		tr.bufs32[r] = rt.stages[k].F32(red.in)
+		tr.bufs64[r] = rt.stages[k].F64(red.in)
+	}
+	if tr.bufs32[0] != nil {
+		kernels.AllReduceSum(tr.bufs32)
+		if op == Mean {
+			kernels.ScaleTo(tr.bufs32[0], float32(1/float64(n)), tr.bufs32[0])
+		}
+	} else {
+		kernels.AllReduceSum(tr.bufs64)
+		if op == Mean {
+			kernels.ScaleTo(tr.bufs64[0], 1/float64(n), tr.bufs64[0])
+		}
+	}
+	for _, rt := range tr.replicas {
+		out := rt.ctx.reduces[k].out
+		for _, p := range rt.programs()[k+1:] {
+			if tr.bufs32[0] != nil {
+				copy(p.F32(out), tr.bufs32[0])
+			} else {
+				copy(p.F64(out), tr.bufs64[0])
+			}
+		}
+	}
+}
+
+// applyUpdates sums every registered gradient across replicas, in a fixed
+// order, and calls each update once with the sums.
+func (tr *trace) applyUpdates() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &ReplicaError{Replica: 0, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", panicError(v))}
+		}
+	}()
+	for k, u := range tr.replicas[0].ctx.updates {
+		tr.grads = tr.grads[:0]
+		for i, v := range u.Vars {
+			for r, rt := range tr.replicas {
+				gn := rt.ctx.updates[k].Grads[i]
+				tr.bufs32[r] = rt.prog.F32(gn)
+				tr.bufs64[r] = rt.prog.F64(gn)
+			}
+			g := Grad{Var: v}
+			if tr.bufs32[0] != nil {
+				kernels.AllReduceSum(tr.bufs32)
+				g.F32 = tr.bufs32[0]
+			} else {
+				kernels.AllReduceSum(tr.bufs64)
+				g.F64 = tr.bufs64[0]
+			}
+			tr.grads = append(tr.grads, g)
+		}
+		u.Apply(tr.grads)
+	}
+	return nil
+}
+
+// outputs copies each replica's outputs to the host.
+func (tr *trace) outputs(in *stepInputs) PerReplica {
+	n := len(tr.replicas)
+	parts := make([]PerReplica, len(tr.replicas[0].outputs))
+	for i := range parts {
+		vals := make([]data.Tensor, n)
+		for r, rt := range tr.replicas {
+			o := rt.outputs[i]
+			vals[r] = data.Tensor{Shape: o.Shape(), Data: rt.prog.Value(o)}
+		}
+		parts[i] = PerReplica{values: vals, batch: in.batch}
+	}
+	switch tr.result.kind {
+	case resultNone:
+		return PerReplica{}
+	case resultSingle:
+		return parts[0]
+	case resultNamed:
+		return PerReplica{parts: parts, names: tr.result.names, batch: in.batch}
+	}
+	return PerReplica{parts: parts, batch: in.batch}
+}

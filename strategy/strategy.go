@@ -1,0 +1,311 @@
+package strategy
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/blas"
+)
+
+// Option configures NewMirrored and NewOneDevice.
+type Option func(*config)
+
+type config struct {
+	replicas int
+	devices  []string
+	dtype    graph.DType
+	seed     uint64
+	setBLAS  bool
+}
+
+// WithReplicas asks for n replicas on logical CPU devices, assigned to cores
+// round-robin (replica r on "cpu:r mod NumCPU"). It panics if n < 1.
+func WithReplicas(n int) Option {
+	if n < 1 {
+		panic(usageError("WithReplicas: want at least 1 replica, got %d", n))
+	}
+	return func(c *config) { c.replicas = n; c.devices = nil }
+}
+
+// WithDevices places one replica on each named device. Devices are "cpu:N"
+// with N < runtime.NumCPU(); a device may be named several times (several
+// logical devices per core). It panics on a malformed or unknown device.
+func WithDevices(devices ...string) Option {
+	if len(devices) == 0 {
+		panic(usageError("WithDevices: want at least 1 device, got none"))
+	}
+	for _, d := range devices {
+		if err := checkDevice(d); err != nil {
+			panic(err)
+		}
+	}
+	ds := append([]string(nil), devices...)
+	return func(c *config) { c.devices = ds; c.replicas = len(ds) }
+}
+
+// WithDType sets the floating-point type of the strategy's variables and
+// graphs (default graph.Float32).
+func WithDType(dt graph.DType) Option {
+	if dt != graph.Float32 && dt != graph.Float64 {
+		panic(usageError("WithDType: want Float32 or Float64, got %v", dt))
+	}
+	return func(c *config) { c.dtype = dt }
+}
+
+// WithSeed sets the seed from which layers derive their initializers (default
+// 0). Two strategies with the same seed build identical models.
+func WithSeed(seed uint64) Option { return func(c *config) { c.seed = seed } }
+
+// WithBLASThreads controls whether NewMirrored divides the OpenBLAS threads
+// among replicas (default true): with replicas filling the cores, each
+// replica's matrix products must use max(1, NumCPU/replicas) threads or they
+// fight over the cores (DESIGN.md §5: 21.7 ms/step against 10.5 ms).
+func WithBLASThreads(on bool) Option { return func(c *config) { c.setBLAS = on } }
+
+func checkDevice(d string) error {
+	kind, num, ok := strings.Cut(strings.ToLower(d), ":")
+	n, err := strconv.Atoi(num)
+	switch {
+	case !ok || err != nil || n < 0:
+		return usageError("device %q: want \"cpu:N\"", d)
+	case kind == "gpu":
+		return usageError("device %q: GPU replicas need a build with the cuda tag; use \"cpu:N\"", d)
+	case kind != "cpu":
+		return usageError("device %q: want \"cpu:N\"", d)
+	case n >= runtime.NumCPU():
+		return usageError("device %q: want a core below %d", d, runtime.NumCPU())
+	}
+	return nil
+}
+
+// Mirrored is a synchronous data-parallel strategy: N replicas run the same
+// step on their shard of each global batch and one merged update keeps their
+// (shared) variables identical. Create it with NewMirrored; call Close when
+// done. It is safe for concurrent use; Run calls are serialized.
+type Mirrored struct {
+	devices []string    // immutable
+	dtype   graph.DType // immutable
+	seed    uint64      // immutable
+	workers []*worker   // immutable; one per replica
+	wg      sync.WaitGroup
+
+	runMu sync.Mutex // serializes Run and Close; guards traces
+
+	traces traceCache
+	warned bool // warnRetrace has run; guarded by runMu
+
+	mu struct {
+		sync.Mutex
+		closed bool
+		vars   map[*graph.Variable]bool // created under this strategy
+		order  []*graph.Variable        // vars in creation order
+		names  map[string]int           // UniqueName counters
+	}
+}
+
+// NewMirrored returns a strategy with one replica per CPU core, or as the
+// options say, and starts its replica goroutines.
+func NewMirrored(opts ...Option) *Mirrored {
+	c := config{replicas: runtime.NumCPU(), dtype: graph.Float32, setBLAS: true}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.devices == nil {
+		for r := range c.replicas {
+			c.devices = append(c.devices, fmt.Sprintf("cpu:%d", r%runtime.NumCPU()))
+		}
+	}
+	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed}
+	s.mu.vars = make(map[*graph.Variable]bool)
+	s.mu.names = make(map[string]int)
+	s.workers = make([]*worker, len(c.devices))
+	for r := range s.workers {
+		w := &worker{jobs: make(chan func(), 1)}
+		s.workers[r] = w
+		s.wg.Add(1)
+		go w.loop(&s.wg)
+	}
+	if c.setBLAS {
+		blas.SetThreads(max(1, runtime.NumCPU()/len(c.devices)))
+	}
+	live.add(s)
+	return s
+}
+
+// NewOneDevice returns a strategy with a single replica (on "cpu:0" unless
+// WithDevices names one device). It has the same API as a Mirrored strategy
+// with one replica, like tf.distribute.OneDeviceStrategy.
+func NewOneDevice(opts ...Option) *Mirrored {
+	all := append([]Option{WithReplicas(1)}, opts...)
+	var c config
+	for _, o := range all {
+		o(&c)
+	}
+	if c.replicas != 1 {
+		panic(usageError("NewOneDevice: want 1 device, got %d", c.replicas))
+	}
+	return NewMirrored(all...)
+}
+
+// NumReplicasInSync returns the number of replicas.
+func (s *Mirrored) NumReplicasInSync() int { return len(s.devices) }
+
+// Devices returns the device of each replica, in replica order.
+func (s *Mirrored) Devices() []string { return append([]string(nil), s.devices...) }
+
+// DType returns the floating-point type of the strategy's variables.
+func (s *Mirrored) DType() graph.DType { return s.dtype }
+
+// Seed returns the seed layers derive their initializers from.
+func (s *Mirrored) Seed() uint64 { return s.seed }
+
+// String describes the strategy, e.g.
+// "MirroredStrategy(2 replicas: cpu:0, cpu:1; float32)".
+func (s *Mirrored) String() string {
+	plural := "s"
+	if len(s.devices) == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("MirroredStrategy(%d replica%s: %s; %v)", len(s.devices), plural, strings.Join(s.devices, ", "), s.dtype)
+}
+
+func (s *Mirrored) checkOpen() {
+	s.mu.Lock()
+	closed := s.mu.closed
+	s.mu.Unlock()
+	if closed {
+		panic(ErrClosed)
+	}
+}
+
+// Variables returns the variables created under this strategy (model weights
+// and optimizer slots), in creation order.
+func (s *Mirrored) Variables() []*graph.Variable {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*graph.Variable(nil), s.mu.order...)
+}
+
+// owns reports whether v was created under s.
+func (s *Mirrored) owns(v *graph.Variable) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.vars[v]
+}
+
+// CreateVariable creates a variable of the strategy's dtype, registered as a
+// mirrored variable of s. init may be nil (zeros). It panics after Close or if
+// len(init) does not match the shape.
+func (s *Mirrored) CreateVariable(name string, shape []int, init []float64) *graph.Variable {
+	s.checkOpen()
+	v := graph.NewVariable(name, shape, s.dtype, init)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.vars[v] = true
+	s.mu.order = append(s.mu.order, v)
+	return v
+}
+
+// UniqueName returns base the first time, then base_1, base_2, ... (Keras
+// style), counted per strategy.
+func (s *Mirrored) UniqueName(base string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return nextName(s.mu.names, base)
+}
+
+func nextName(counts map[string]int, base string) string {
+	n := counts[base]
+	counts[base] = n + 1
+	if n == 0 {
+		return base
+	}
+	return fmt.Sprintf("%s_%d", base, n)
+}
+
+// closeTimeout bounds how long Close waits for a replica still running a
+// program before reporting it.
+var closeTimeout = 10 * time.Second
+
+// Close stops the replica goroutines and reports anything it had to leave
+// behind: replicas still running after a grace period. Every later use of s
+// panics with ErrClosed; a second Close returns ErrClosed (and panics under
+// -tags invariants).
+func (s *Mirrored) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		if invariants {
+			panic(ErrClosed)
+		}
+		return ErrClosed
+	}
+	s.mu.closed = true
+	s.mu.Unlock()
+	live.remove(s)
+
+	// Wait for a Run in flight so its replicas finish their step.
+	s.runMu.Lock()
+	s.traces.clear()
+	for _, w := range s.workers {
+		close(w.jobs)
+	}
+	s.runMu.Unlock()
+
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-time.After(closeTimeout):
+	}
+	var busy []string
+	for r, w := range s.workers {
+		if w.running.Load() {
+			busy = append(busy, strconv.Itoa(r))
+		}
+	}
+	return fmt.Errorf("strategy: close: replicas still running after %v: %s", closeTimeout, strings.Join(busy, ", "))
+}
+
+// live lists the open strategies so an error can tell "created under another
+// strategy" from "created outside any scope".
+var live = liveRegistry{set: make(map[*Mirrored]bool)}
+
+type liveRegistry struct {
+	mu  sync.Mutex
+	set map[*Mirrored]bool
+}
+
+func (l *liveRegistry) add(s *Mirrored) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.set[s] = true
+}
+
+func (l *liveRegistry) remove(s *Mirrored) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.set, s)
+}
+
+// owner returns the open strategy that created v, or nil.
+func (l *liveRegistry) owner(v *graph.Variable) *Mirrored {
+	l.mu.Lock()
+	ss := make([]*Mirrored, 0, len(l.set))
+	for s := range l.set {
+		ss = append(ss, s)
+	}
+	l.mu.Unlock()
+	for _, s := range ss {
+		if s.owns(v) {
+			return s
+		}
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package strategy
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gotrain/gotrain/data"
+)
+
+// ReduceOp says how Reduce and AllReduce combine replica values.
+type ReduceOp int
+
+const (
+	// Sum adds the replica values.
+	Sum ReduceOp = iota
+	// Mean averages them; see Mirrored.Reduce for what it divides by.
+	Mean
+)
+
+func (op ReduceOp) String() string {
+	switch op {
+	case Sum:
+		return "Sum"
+	case Mean:
+		return "Mean"
+	}
+	return fmt.Sprintf("ReduceOp(%d)", int(op))
+}
+
+// PerReplica holds one value per replica, as Run returns it: each replica's
+// host copy of a step output. A step that returned several tensors (a slice,
+// several results, a struct or a map of them) gives a PerReplica with parts:
+// see Len, Index and Field. The zero PerReplica holds nothing.
+type PerReplica struct {
+	values []data.Tensor // one per replica; nil for a PerReplica with parts
+	batch  *batchInfo    // the batch the step ran on, nil if none
+
+	parts []PerReplica
+	names []string // field or key names of parts, nil for positional parts
+}
+
+// batchInfo is what Reduce and Gather need to know about the step's batch.
+type batchInfo struct {
+	rows  int   // rows per replica, padding included
+	real  []int // real rows per replica (padding rows are at the end)
+	count int   // real rows in all
+}
+
+// NewPerReplica wraps one value per replica, for feeding Run with values that
+// differ by replica (TF's experimental_distribute_values_from_function).
+func NewPerReplica(values ...data.Tensor) PerReplica {
+	return PerReplica{values: slices.Clone(values)}
+}
+
+// Values returns the replica values, in replica order. It panics if the
+// PerReplica has parts.
+func (p PerReplica) Values() []data.Tensor {
+	if p.parts != nil {
+		panic(usageError("PerReplica.Values: the step returned %d values; pick one with Index or Field", len(p.parts)))
+	}
+	return p.values
+}
+
+// NumReplicas returns the number of replica values.
+func (p PerReplica) NumReplicas() int {
+	if p.parts != nil {
+		return p.parts[0].NumReplicas()
+	}
+	return len(p.values)
+}
+
+// Len returns the number of parts, or 1 for a single value (0 if empty).
+func (p PerReplica) Len() int {
+	if p.parts != nil {
+		return len(p.parts)
+	}
+	if p.values == nil {
+		return 0
+	}
+	return 1
+}
+
+// Index returns part i: the i-th result or slice element of the step. For a
+// single value Index(0) is the value itself.
+func (p PerReplica) Index(i int) PerReplica {
+	if p.parts == nil && i == 0 && p.values != nil {
+		return p
+	}
+	if i < 0 || i >= len(p.parts) {
+		panic(usageError("PerReplica.Index: want an index in [0, %d), got %d", p.Len(), i))
+	}
+	return p.parts[i]
+}
+
+// Field returns the part named name: a struct field or map key of the step's
+// result.
+func (p PerReplica) Field(name string) PerReplica {
+	for i, n := range p.names {
+		if n == name {
+			return p.parts[i]
+		}
+	}
+	panic(usageError("PerReplica.Field: no part %q; have %v", name, p.names))
+}
+
+// Names returns the field or key names of the parts, or nil.
+func (p PerReplica) Names() []string { return slices.Clone(p.names) }
+
+// String lists the replica values.
+func (p PerReplica) String() string {
+	if p.parts != nil {
+		return fmt.Sprintf("PerReplica%v", p.parts)
+	}
+	return fmt.Sprintf("PerReplica%v", p.values)
+}
+
+// perExample reports whether t (replica r's value) has a row per example of
+// the step's batch.
+func (p PerReplica) perExample() bool {
+	if p.batch == nil || len(p.values) == 0 {
+		return false
+	}
+	sh := p.values[0].Shape
+	return len(sh) > 0 && sh[0] == p.batch.rows
+}
+
+// Reduce combines the replica values of a single-valued PerReplica (TF's
+// strategy.reduce):
+//
+//   - A per-example value (its first dimension is the per-replica batch of the
+//     step's input) is reduced over the replicas and over its real rows:
+//     padding rows are dropped, Sum adds the rest and Mean divides by the true
+//     number of examples in the global batch. The result has the shape
+//     without the batch axis (TF's reduce with axis=0).
+//   - Any other value, such as a scalar loss, is reduced elementwise over the
+//     replicas: Sum adds, Mean divides by the number of replicas.
+//
+// A loss from nn.ComputeAverageLoss is already divided by the global batch,
+// so Sum gives the mean loss of the step. Reduce panics if p has parts, has no
+// values, or the replica values differ in shape.
+func (s *Mirrored) Reduce(op ReduceOp, p PerReplica) data.Tensor {
+	vals := p.Values()
+	if len(vals) == 0 {
+		panic(usageError("Reduce: want a PerReplica with values, got none"))
+	}
+	if op != Sum && op != Mean {
+		panic(usageError("Reduce: unknown reduce op %v", op))
+	}
+	for r, v := range vals[1:] {
+		if !slices.Equal(v.Shape, vals[0].Shape) {
+			panic(usageError("Reduce: replica %d's value has shape %v, replica 0's %v", r+1, v.Shape, vals[0].Shape))
+		}
+	}
+	if p.perExample() {
+		inner := vals[0].Shape[1:]
+		out := data.Zeros(inner...)
+		w := len(out.Data)
+		for r, v := range vals {
+			for i := range p.batch.real[r] {
+				for j, x := range v.Data[i*w : (i+1)*w] {
+					out.Data[j] += x
+				}
+			}
+		}
+		if op == Mean && p.batch.count > 0 {
+			for j := range out.Data {
+				out.Data[j] /= float64(p.batch.count)
+			}
+		}
+		return out
+	}
+	out := data.Zeros(vals[0].Shape...)
+	for _, v := range vals {
+		for j, x := range v.Data {
+			out.Data[j] += x
+		}
+	}
+	if op == Mean {
+		for j := range out.Data {
+			out.Data[j] /= float64(len(vals))
+		}
+	}
+	return out
+}
+
+// Gather concatenates the replica values along axis (TF's strategy.gather).
+// When the values are per-example (see Reduce) and axis is 0, padding rows
+// are dropped, so gathering per-example predictions of a padded last batch
+// gives exactly one row per real example. It panics if the values do not
+// agree on every other axis.
+func (s *Mirrored) Gather(p PerReplica, axis int) data.Tensor {
+	vals := p.Values()
+	if len(vals) == 0 {
+		panic(usageError("Gather: want a PerReplica with values, got none"))
+	}
+	rank := len(vals[0].Shape)
+	if axis < 0 {
+		axis += rank
+	}
+	if axis < 0 || axis >= rank {
+		panic(usageError("Gather: want an axis in [0, %d) for shape %v, got %d", rank, vals[0].Shape, axis))
+	}
+	parts := slices.Clone(vals)
+	if axis == 0 && p.perExample() {
+		for r, v := range parts {
+			w := len(v.Data) / max(1, v.Shape[0])
+			parts[r] = data.Tensor{Shape: append([]int{p.batch.real[r]}, v.Shape[1:]...), Data: v.Data[:p.batch.real[r]*w]}
+		}
+	}
+	shape := slices.Clone(parts[0].Shape)
+	shape[axis] = 0
+	for r, v := range parts {
+		if len(v.Shape) != rank {
+			panic(usageError("Gather: replica %d's value has shape %v, replica 0's %v", r, v.Shape, vals[0].Shape))
+		}
+		for d := range rank {
+			if d != axis && v.Shape[d] != parts[0].Shape[d] {
+				panic(usageError("Gather: replica %d's value has shape %v, replica 0's %v", r, v.Shape, vals[0].Shape))
+			}
+		}
+		shape[axis] += v.Shape[axis]
+	}
+	// outer: product of dims before axis; each replica contributes a block of
+	// Shape[axis]*inner values per outer index.
+	outer := 1
+	for _, d := range shape[:axis] {
+		outer *= d
+	}
+	inner := 1
+	for _, d := range shape[axis+1:] {
+		inner *= d
+	}
+	out := make([]float64, 0, outer*shape[axis]*inner)
+	for o := range outer {
+		for _, v := range parts {
+			blk := v.Shape[axis] * inner
+			out = append(out, v.Data[o*blk:(o+1)*blk]...)
+		}
+	}
+	return data.NewTensor(shape, out)
+}
+
+// LocalResults returns the replica values (TF's
+// experimental_local_results); the same as p.Values().
+func (s *Mirrored) LocalResults(p PerReplica) []data.Tensor { return p.Values() }

@@ -1,0 +1,260 @@
+package strategy_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/nn"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// rowsDataset is 7 rows [i, 10i] with labels i, in global batches of 4: the
+// second batch is partial (3 rows).
+func rowsDataset() *data.Dataset {
+	x := data.Zeros(7, 2)
+	y := data.Zeros(7)
+	for i := range 7 {
+		x.Data[2*i], x.Data[2*i+1] = float64(i), float64(10*i)
+		y.Data[i] = float64(i)
+	}
+	return data.FromTensorSlices(x, y).Batch(4)
+}
+
+func TestReduceAndGatherDropPadding(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 5} {
+		t.Run(fmt.Sprintf("replicas=%d", n), func(t *testing.T) {
+			s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(graph.Float64))
+			defer closeStrategy(t, s)
+			type out struct{ X, Total *graph.Node }
+			step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) out {
+				return out{X: graph.Scale(x, 1), Total: graph.Sum(graph.Mul(y, ctx.Mask()))}
+			}
+			var gathered []float64
+			var sums, means [][]float64
+			var totals []float64
+			for it := s.DistributeDataset(rowsDataset()).Iter(); it.Next(); {
+				res := s.Run(step, it.Batch())
+				gathered = append(gathered, s.Gather(res.Field("X"), 0).Data...)
+				sums = append(sums, s.Reduce(strategy.Sum, res.Field("X")).Data)
+				means = append(means, s.Reduce(strategy.Mean, res.Field("X")).Data)
+				totals = append(totals, s.Reduce(strategy.Sum, res.Field("Total")).Scalar())
+				if got := len(s.LocalResults(res.Field("X"))); got != n {
+					t.Errorf("LocalResults: %d values, want %d", got, n)
+				}
+			}
+			want := []float64{0, 0, 1, 10, 2, 20, 3, 30, 4, 40, 5, 50, 6, 60}
+			if !slices.Equal(gathered, want) {
+				t.Errorf("Gather: %v, want %v", gathered, want)
+			}
+			checks := []struct {
+				name      string
+				got, want any
+			}{
+				{"Reduce(Sum) of rows", sums, [][]float64{{6, 60}, {15, 150}}},
+				{"Reduce(Mean) of rows", means, [][]float64{{1.5, 15}, {5, 50}}},
+				{"Reduce(Sum) of masked scalars", totals, []float64{6, 15}},
+			}
+			for _, c := range checks {
+				if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
+					t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestStepResultShapes(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer closeStrategy(t, s)
+	x := data.NewTensor([]int{2, 2}, []float64{1, 2, 3, 4})
+	tests := []struct {
+		name string
+		step any
+		pick func(strategy.PerReplica) strategy.PerReplica
+		want float64 // Reduce(Mean) of the picked part, a scalar
+	}{
+		{"single", func(x *nn.Tensor) *nn.Tensor { return graph.Sum(x) },
+			func(p strategy.PerReplica) strategy.PerReplica { return p }, 10},
+		{"two-results", func(x *nn.Tensor) (*nn.Tensor, *nn.Tensor) { return graph.Sum(x), graph.Mean(x) },
+			func(p strategy.PerReplica) strategy.PerReplica { return p.Index(1) }, 2.5},
+		{"slice", func(x *nn.Tensor) []*nn.Tensor { return []*nn.Tensor{graph.Mean(x), graph.Sum(x)} },
+			func(p strategy.PerReplica) strategy.PerReplica { return p.Index(1) }, 10},
+		{"map", func(x *nn.Tensor) map[string]*nn.Tensor { return map[string]*nn.Tensor{"sum": graph.Sum(x)} },
+			func(p strategy.PerReplica) strategy.PerReplica { return p.Field("sum") }, 10},
+		{"per-replica-input", func(ctx *strategy.ReplicaContext, x, r *nn.Tensor) *nn.Tensor { return graph.Sum(r) },
+			func(p strategy.PerReplica) strategy.PerReplica { return p }, 0.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []any{x}
+			if tt.name == "per-replica-input" {
+				args = append(args, strategy.NewPerReplica(data.NewTensor([]int{1}, []float64{0}), data.NewTensor([]int{1}, []float64{1})))
+			}
+			got := s.Reduce(strategy.Mean, tt.pick(s.Run(tt.step, args...))).Scalar()
+			if got != tt.want {
+				t.Errorf("Reduce(Mean) = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// AllReduce inside a step sums over replicas: every replica sees the total.
+func TestAllReduceInStep(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(graph.Float32))
+		step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) []*nn.Tensor {
+			local := graph.Sum(graph.Mul(y, ctx.Mask()))
+			total := ctx.AllReduce(strategy.Sum, local)
+			mean := ctx.AllReduce(strategy.Mean, graph.Scale(total, 2))
+			return []*nn.Tensor{total, mean}
+		}
+		for it := s.DistributeDataset(rowsDataset()).Iter(); it.Next(); {
+			res := s.Run(step, it.Batch())
+			want := float64(it.Batch().Count()) * (float64(it.Batch().Count()) - 1) / 2
+			if it.Batch().Count() == 3 {
+				want = 4 + 5 + 6
+			}
+			for r, v := range res.Index(0).Values() {
+				if v.Scalar() != want {
+					t.Errorf("%d replicas: replica %d: AllReduce(Sum) = %v, want %v", n, r, v.Scalar(), want)
+				}
+			}
+			for r, v := range res.Index(1).Values() {
+				if v.Scalar() != 2*want {
+					t.Errorf("%d replicas: replica %d: AllReduce(Mean) = %v, want %v", n, r, v.Scalar(), 2*want)
+				}
+			}
+		}
+		closeStrategy(t, s)
+	}
+}
+
+// A step function is traced once per input signature.
+func TestTraceCache(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithReplicas(2))
+	defer closeStrategy(t, s)
+	calls := 0
+	step := func(x *nn.Tensor) *nn.Tensor { calls++; return graph.Sum(x) }
+	other := func(x *nn.Tensor) *nn.Tensor { calls++; return graph.Mean(x) }
+	for range 3 {
+		s.Run(step, data.Zeros(4, 2))
+	}
+	if calls != 2 || s.Traces() != 1 {
+		t.Errorf("3 runs: step called %d times (want 2: once per replica), %d traces (want 1)", calls, s.Traces())
+	}
+	s.Run(step, data.Zeros(6, 2)) // new shape: retrace
+	got := s.Reduce(strategy.Sum, s.Run(other, data.Zeros(4, 2))).Scalar()
+	if calls != 6 || s.Traces() != 3 || got != 0 {
+		t.Errorf("after new shape and new step: %d calls, %d traces, want 6 and 3", calls, s.Traces())
+	}
+}
+
+// DistributeDatasetsFromFunction with per-replica batches trains exactly like
+// DistributeDataset with the matching global batch.
+func TestDatasetsFromFunctionMatchesDistribute(t *testing.T) {
+	const n, perReplica = 4, 4
+	x := data.RandomNormal(41, 103, 6)
+	y := data.RandomInts(42, 3, 103)
+	train := func(fromFn bool) ([][]float64, []float64) {
+		s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(graph.Float64))
+		defer closeStrategy(t, s)
+		var dist *strategy.DistributedDataset
+		if fromFn {
+			dist = s.DistributeDatasetsFromFunction(func(ic data.InputContext) *data.Dataset {
+				b, err := ic.PerReplicaBatchSize(n * perReplica)
+				if err != nil || ic.NumInputPipelines != 1 || ic.InputPipelineID != 0 {
+					t.Errorf("input context %+v: %v", ic, err)
+				}
+				return data.FromTensorSlices(x, y).Batch(b)
+			})
+		} else {
+			dist = s.DistributeDataset(data.FromTensorSlices(x, y).Batch(n * perReplica))
+		}
+		var model *nn.Sequential
+		var opt nn.Optimizer
+		s.Scope(func() {
+			model = nn.NewSequential(nn.Dense(5, nn.Sigmoid), nn.Dense(3))
+			opt = nn.NewAdam(0.01)
+		})
+		lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+		step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+			loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
+			opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+			return loss
+		}
+		var losses []float64
+		for it := dist.Iter(); it.Next(); {
+			losses = append(losses, s.Reduce(strategy.Sum, s.Run(step, it.Batch())).Scalar())
+		}
+		var w [][]float64
+		for _, v := range s.Variables() {
+			w = append(w, v.Value())
+		}
+		return w, losses
+	}
+	want, wantLoss := train(false)
+	got, gotLoss := train(true)
+	if len(gotLoss) != 7 || maxRelDiff(gotLoss, wantLoss) > 1e-12 {
+		t.Errorf("losses %v, want %v", gotLoss, wantLoss)
+	}
+	for i := range want {
+		if d := maxRelDiff(got[i], want[i]); d > 1e-12 {
+			t.Errorf("variable %d differs by %.3g", i, d)
+		}
+	}
+}
+
+func TestDevices(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithDevices("cpu:0", "cpu:0", "CPU:0"))
+	defer closeStrategy(t, s)
+	if got := s.Devices(); s.NumReplicasInSync() != 3 || got[2] != "CPU:0" {
+		t.Errorf("Devices() = %v", got)
+	}
+	one := strategy.NewOneDevice()
+	defer closeStrategy(t, one)
+	if one.NumReplicasInSync() != 1 || one.Devices()[0] != "cpu:0" {
+		t.Errorf("NewOneDevice: %v", one)
+	}
+}
+
+func ExampleMirrored_Reduce() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer s.Close()
+	// 3 examples on 2 replicas: replica 1's second row is padding.
+	x := data.NewTensor([]int{3, 1}, []float64{1, 2, 6})
+	dist := s.DistributeDataset(data.FromTensorSlices(x).Batch(3))
+	for it := dist.Iter(); it.Next(); {
+		perExample := s.Run(func(x *nn.Tensor) *nn.Tensor { return graph.Square(x) }, it.Batch())
+		fmt.Printf("sum %.1f, mean %.2f, gathered %v\n",
+			s.Reduce(strategy.Sum, perExample).Scalar(),
+			s.Reduce(strategy.Mean, perExample).Scalar(),
+			s.Gather(perExample, 0).Data)
+	}
+	// Output:
+	// sum 41.0, mean 13.67, gathered [1 4 36]
+}
+
+func ExampleMirrored_DistributeDataset() {
+	s := strategy.NewMirrored(strategy.WithReplicas(3))
+	defer s.Close()
+	x := data.NewTensor([]int{5, 1}, []float64{1, 2, 3, 4, 5})
+	for it := s.DistributeDataset(data.FromTensorSlices(x).Batch(4)).Iter(); it.Next(); {
+		b := it.Batch()
+		for r := range b.NumReplicas() {
+			fmt.Printf("replica %d: rows %v mask %v\n", r, b.Replica(r)[0].Data, b.Mask(r).Data)
+		}
+		fmt.Println("examples:", b.Count())
+	}
+	// Output:
+	// replica 0: rows [1 2] mask [1 1]
+	// replica 1: rows [3 4] mask [1 1]
+	// replica 2: rows [0 0] mask [0 0]
+	// examples: 4
+	// replica 0: rows [5 0] mask [1 0]
+	// replica 1: rows [0 0] mask [0 0]
+	// replica 2: rows [0 0] mask [0 0]
+	// examples: 1
+}
