@@ -77,7 +77,7 @@ func Dir(w Where, name string) (string, error) {
 	var kernels string
 	switch {
 	case w.User:
-		data, err := userDataDir()
+		data, err := UserDataDir()
 		if err != nil {
 			return "", err
 		}
@@ -96,9 +96,9 @@ func Dir(w Where, name string) (string, error) {
 	return filepath.Join(kernels, name), nil
 }
 
-// userDataDir follows jupyter_core's rules on Linux: JUPYTER_DATA_DIR,
+// UserDataDir returns the user's Jupyter data folder. It follows jupyter_core's rules on Linux: JUPYTER_DATA_DIR,
 // then XDG_DATA_HOME/jupyter, then ~/.local/share/jupyter.
-func userDataDir() (string, error) {
+func UserDataDir() (string, error) {
 	if d := os.Getenv("JUPYTER_DATA_DIR"); d != "" {
 		return d, nil
 	}

