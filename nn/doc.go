@@ -29,10 +29,33 @@
 // the strategy's seed and the variable's name, so two strategies with the
 // same seed build identical models whatever their replica count.
 //
-// Optimizers keep their slots (Adam's moments, SGD's velocity) in variables
-// created under the strategy on the first ApplyGradients, and update through
+// Optimizers (SGD, Adam, AdamW, RMSprop) keep their slots (Adam's moments,
+// SGD's velocity) in variables created under the strategy on the first
+// ApplyGradients (or by BuildOptimizer), and update through
 // strategy.ReplicaContext.ApplyUpdate: the update runs once per step, on the
 // gradients summed over replicas, with the fused loops of package kernels.
+// Their step counter is a non-trainable variable too ("NAME/iterations"), so
+// a checkpoint keeps it, and learning-rate schedules (WithSchedule:
+// StepDecay, ExponentialDecay, CosineDecay) are evaluated on it. Clipping by
+// global norm (WithClipGlobalNorm) happens inside the update, after the
+// cross-replica sum; Accumulate sums the gradients of k steps and applies
+// them once.
+//
+// # Losses and metrics
+//
+// Losses (SparseCategoricalCrossentropy, CategoricalCrossentropy,
+// BinaryCrossentropy, MeanSquaredError) take optional sample weights. Inside
+// strategy.Run use ReductionNone and ComputeAverageLoss, and add
+// regularization as ScaleRegularizationLoss(L2(λ, vars)), as in TensorFlow's
+// custom training loops. Metrics (Mean, SparseCategoricalAccuracy, Precision,
+// Recall, AUC) run on the host over Run's outputs, padding rows dropped.
+//
+// # Checkpoints
+//
+// SaveCheckpoint and RestoreCheckpoint write and read every variable of a
+// strategy by name, atomically, in the versioned, checksummed format that
+// CHECKPOINT.md (next to this file) documents; a checkpoint restores under
+// any replica count.
 //
 // Misuse found while tracing (an input of the wrong width, a loss reduction
 // that would be wrong across replicas) panics with an error wrapping ErrShape

@@ -40,8 +40,10 @@ func (r Reduction) String() string {
 	return fmt.Sprintf("Reduction(%d)", int(r))
 }
 
-// reduce combines per-example losses [batch] as r says.
-func (r Reduction) reduce(name string, perExample *Tensor) *Tensor {
+// reduce weights the per-example losses [batch] by the optional sample
+// weights and combines them as r says.
+func (r Reduction) reduce(name string, perExample *Tensor, sampleWeight []*Tensor) *Tensor {
+	perExample = weigh(name, perExample, sampleWeight)
 	switch r {
 	case ReductionNone:
 		return perExample
@@ -54,6 +56,35 @@ func (r Reduction) reduce(name string, perExample *Tensor) *Tensor {
 		return graph.Mean(perExample)
 	}
 	panic(usageError("%s: unknown reduction %d", name, int(r)))
+}
+
+// weigh multiplies per-example losses [batch] by a sample weight: a scalar,
+// [batch] or [batch, 1] (Keras's sample_weight). No weight returns
+// perExample unchanged. It panics with ErrUsage for more than one weight and
+// with ErrShape for a weight of another shape.
+func weigh(name string, perExample *Tensor, sampleWeight []*Tensor) *Tensor {
+	switch len(sampleWeight) {
+	case 0:
+		return perExample
+	case 1:
+	default:
+		panic(usageError("%s: want at most one sample weight tensor, got %d", name, len(sampleWeight)))
+	}
+	w := sampleWeight[0]
+	if w == nil {
+		panic(usageError("%s: sample weight is nil", name))
+	}
+	batch := perExample.Shape()[0]
+	ws := w.Shape()
+	switch {
+	case w.Len() == 1 && len(ws) <= 1:
+	case len(ws) == 1 && ws[0] == batch:
+	case len(ws) == 2 && ws[0] == batch && ws[1] == 1:
+		w = graph.Reshape(w, batch)
+	default:
+		panic(shapeError("%s: want sample weights [%d] or a scalar, got %v", name, batch, ws))
+	}
+	return graph.Mul(perExample, w)
 }
 
 // maskedSum sums the per-example values of the real rows: the graph's mask
@@ -86,10 +117,12 @@ type SparseCategoricalCrossentropy struct {
 }
 
 // Call returns the loss reduced as l.Reduction says (ReductionNone: one value
-// per example). It panics with an error wrapping ErrShape if the labels and
-// predictions disagree on the batch, and with ErrUsage for ReductionAuto or
-// ReductionSumOverBatchSize inside strategy.Run.
-func (l SparseCategoricalCrossentropy) Call(yTrue, yPred *Tensor) *Tensor {
+// per example), each example's loss first multiplied by its sample weight
+// when one is given ([batch], [batch, 1] or a scalar). It panics with an
+// error wrapping ErrShape if the labels, predictions or weights disagree on
+// the batch, and with ErrUsage for ReductionAuto or ReductionSumOverBatchSize
+// inside strategy.Run.
+func (l SparseCategoricalCrossentropy) Call(yTrue, yPred *Tensor, sampleWeight ...*Tensor) *Tensor {
 	const name = "sparse_categorical_crossentropy"
 	if yTrue == nil || yPred == nil {
 		panic(usageError("%s: want labels and predictions, got %v and %v", name, yTrue, yPred))
@@ -114,10 +147,10 @@ func (l SparseCategoricalCrossentropy) Call(yTrue, yPred *Tensor) *Tensor {
 		// normalized p; the epsilon keeps log finite, like Keras's clipping.
 		logits = graph.Log(graph.Add(yPred, g.Const(1e-7)))
 	}
-	return l.Reduction.reduce(name, graph.SparseSoftmaxCrossEntropy(yTrue, logits))
+	return l.Reduction.reduce(name, graph.SparseSoftmaxCrossEntropy(yTrue, logits), sampleWeight)
 }
 
-// ComputeAverageLoss returns sum(perExample · mask) / globalBatchSize: the
+// ComputeAverageLoss returns sum(perExample · w · mask) / globalBatchSize: the
 // replica's share of the mean loss over the global batch
 // (tf.nn.compute_average_loss). Summing it over replicas (strategy.Sum) gives
 // the mean loss of the step, and its gradients summed over replicas are the
@@ -126,8 +159,14 @@ func (l SparseCategoricalCrossentropy) Call(yTrue, yPred *Tensor) *Tensor {
 //
 // With globalBatchSize 0 it divides by the true number of real examples in
 // the global batch instead, which is exact also for a partial last batch.
-// It panics if globalBatchSize < 0 or perExample is not a vector.
-func ComputeAverageLoss(perExample *Tensor, globalBatchSize int) *Tensor {
+// The optional sample weight w ([batch], [batch, 1] or a scalar) multiplies
+// each example's loss before the mask and the division, as in
+// tf.nn.compute_average_loss: the divisor stays the example count, not the
+// sum of the weights.
+//
+// It panics if globalBatchSize < 0, perExample is not a vector, or the
+// weight does not fit it.
+func ComputeAverageLoss(perExample *Tensor, globalBatchSize int, sampleWeight ...*Tensor) *Tensor {
 	if perExample == nil {
 		panic(usageError("ComputeAverageLoss: want per-example losses, got nil"))
 	}
@@ -145,7 +184,7 @@ func ComputeAverageLoss(perExample *Tensor, globalBatchSize int) *Tensor {
 	g := perExample.Graph()
 	restore := g.SetScope("compute_average_loss")
 	defer restore()
-	sum := maskedSum(perExample)
+	sum := maskedSum(weigh("ComputeAverageLoss", perExample, sampleWeight))
 	if globalBatchSize > 0 {
 		return graph.Scale(sum, 1/float64(globalBatchSize))
 	}

@@ -240,8 +240,9 @@ func TestOptimizerIterationsAndSlots(t *testing.T) {
 	if len(nn.Slots(adam, k)) != 2 || len(nn.Slots(sgd, k)) != 1 || nn.Slots(sgd, m.TrainableVariables()[1]) != nil {
 		t.Errorf("slots: adam %v, sgd %v", nn.Slots(adam, k), nn.Slots(sgd, k))
 	}
-	if len(m.TrainableVariables()) != 2 || len(s.Variables()) != 2+4+1 {
-		t.Errorf("%d trainable, %d variables in all; want 2 and 7", len(m.TrainableVariables()), len(s.Variables()))
+	// 2 weights, Adam's 4 slots, SGD's 1, and each optimizer's step counter.
+	if len(m.TrainableVariables()) != 2 || len(s.Variables()) != 2+4+1+2 {
+		t.Errorf("%d trainable, %d variables in all; want 2 and 9", len(m.TrainableVariables()), len(s.Variables()))
 	}
 }
 

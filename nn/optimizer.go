@@ -2,6 +2,8 @@ package nn
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/gotrain/gotrain/kernels"
 	"github.com/gotrain/gotrain/strategy"
@@ -18,18 +20,173 @@ type Optimizer interface {
 	Iterations() int
 }
 
-// optimizer is what SGD and Adam share: slots per variable, the step count,
-// and registration with the strategy.
-type optimizer struct {
-	name  string
-	nslot int
-	slots map[*Variable][]*Variable
-	iters int
-	apply func(step int, grads []strategy.Grad, slots [][]*Variable)
-	slotv [][]*Variable // scratch: slots of each grad, reused
+// OptimizerOption configures an optimizer constructor (NewSGD, NewAdam,
+// NewAdamW, NewRMSprop). An option that does not apply to the optimizer
+// (WithBetas given to NewSGD) makes the constructor panic.
+type OptimizerOption func(*optConfig)
+
+// SGDOption configures NewSGD; it is an OptimizerOption.
+type SGDOption = OptimizerOption
+
+// AdamOption configures NewAdam and NewAdamW; it is an OptimizerOption.
+type AdamOption = OptimizerOption
+
+// optConfig collects what the options set; given records which options were
+// used, so a constructor can reject the ones that do not apply to it.
+type optConfig struct {
+	given       []string
+	momentum    float64
+	nesterov    bool
+	beta1       float64
+	beta2       float64
+	eps         float64
+	rho         float64
+	weightDecay float64
+	clip        float64
+	schedule    Schedule
 }
 
-func (o *optimizer) Iterations() int { return o.iters }
+func (c *optConfig) mark(name string) { c.given = append(c.given, name) }
+
+func (c *optConfig) has(name string) bool { return slices.Contains(c.given, name) }
+
+// WithMomentum sets the momentum of SGD or RMSprop (default 0).
+func WithMomentum(m float64) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithMomentum"); c.momentum = m }
+}
+
+// WithNesterov enables Nesterov momentum (SGD only).
+func WithNesterov() OptimizerOption {
+	return func(c *optConfig) { c.mark("WithNesterov"); c.nesterov = true }
+}
+
+// WithBetas sets Adam's β₁ and β₂ (default 0.9 and 0.999).
+func WithBetas(beta1, beta2 float64) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithBetas"); c.beta1, c.beta2 = beta1, beta2 }
+}
+
+// WithEpsilon sets ε of Adam, AdamW and RMSprop (default 1e-7, Keras's;
+// PyTorch uses 1e-8).
+func WithEpsilon(eps float64) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithEpsilon"); c.eps = eps }
+}
+
+// WithRho sets RMSprop's discounting factor ρ for the mean square (default
+// 0.9, Keras's; PyTorch calls it alpha and defaults to 0.99).
+func WithRho(rho float64) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithRho"); c.rho = rho }
+}
+
+// WithWeightDecay sets AdamW's decoupled weight decay (default 0.01,
+// PyTorch's).
+func WithWeightDecay(wd float64) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithWeightDecay"); c.weightDecay = wd }
+}
+
+// WithClipGlobalNorm makes every update first scale the step's gradients by
+// clipNorm/max(globalNorm, clipNorm), where globalNorm is the L2 norm of all
+// the gradients of one ApplyGradients call together
+// (tf.clip_by_global_norm, Keras's global_clipnorm). The norm is computed on
+// the gradients summed over replicas, inside the update, so every replica
+// count clips the same way. It applies to every optimizer.
+func WithClipGlobalNorm(clipNorm float64) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithClipGlobalNorm"); c.clip = clipNorm }
+}
+
+// WithSchedule makes the learning rate of update t (t = 1, 2, ...) be
+// s.Rate(t-1), evaluated on the optimizer's step counter, instead of a
+// constant (Keras's learning_rate=schedule). The constructor's lr must then
+// be 0. It applies to every optimizer.
+func WithSchedule(s Schedule) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithSchedule"); c.schedule = s }
+}
+
+// commonOptions apply to every optimizer.
+var commonOptions = []string{"WithClipGlobalNorm", "WithSchedule"}
+
+// configure applies opts over defaults and panics if an option does not
+// apply to the constructor named ctor, or the shared options are invalid.
+func configure(ctor string, lr float64, defaults optConfig, allowed []string, opts []OptimizerOption) optConfig {
+	c := defaults
+	for _, o := range opts {
+		if o == nil {
+			panic(usageError("%s: option is nil", ctor))
+		}
+		o(&c)
+	}
+	for _, name := range c.given {
+		if !slices.Contains(allowed, name) && !slices.Contains(commonOptions, name) {
+			panic(usageError("%s: option %s does not apply to this optimizer", ctor, name))
+		}
+	}
+	if lr < 0 || math.IsNaN(lr) {
+		panic(usageError("%s: want lr ≥ 0, got %g", ctor, lr))
+	}
+	if c.has("WithClipGlobalNorm") && !(c.clip > 0) {
+		panic(usageError("%s: WithClipGlobalNorm: want a norm > 0, got %g", ctor, c.clip))
+	}
+	if c.has("WithSchedule") {
+		if c.schedule == nil {
+			panic(usageError("%s: WithSchedule: want a schedule, got nil", ctor))
+		}
+		if lr != 0 {
+			panic(usageError("%s: got lr %g and WithSchedule; the schedule gives the rate, so pass lr 0", ctor, lr))
+		}
+		if v, ok := c.schedule.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				panic(usageError("%s: WithSchedule: %v", ctor, err))
+			}
+		}
+	}
+	return c
+}
+
+// optimizer is what every optimizer shares: slots per variable, the step
+// counter, clipping, the learning-rate schedule and registration with the
+// strategy.
+type optimizer struct {
+	name     string
+	nslot    int
+	slots    map[*Variable][]*Variable
+	iters    *Variable // step counter (see readCounter); nil until created
+	clip     float64   // 0: no clipping
+	schedule Schedule  // nil: constant rate
+	// apply updates the variables of gs with learning rate lr; step is the
+	// 1-based number of this update.
+	apply func(step int, lr float64, gs []strategy.Grad, slots [][]*Variable)
+}
+
+func newOptimizer(base string, nslot int, c optConfig) optimizer {
+	o := optimizer{name: strategy.UniqueName(base), nslot: nslot, slots: make(map[*Variable][]*Variable), clip: c.clip, schedule: c.schedule}
+	if s := strategy.Current(); s != nil {
+		o.counterFor(s)
+	}
+	return o
+}
+
+// base gives Accumulate, Slots and BuildOptimizer the shared part of every
+// optimizer of this package.
+func (o *optimizer) base() *optimizer { return o }
+
+// Name returns the optimizer's name, unique within its strategy (adam,
+// adam_1, ...); its variables are named "NAME/...".
+func (o *optimizer) Name() string { return o.name }
+
+// Iterations returns the number of updates applied so far, read from the
+// optimizer's step counter variable (so a restored checkpoint sets it).
+func (o *optimizer) Iterations() int {
+	if o.iters == nil {
+		return 0
+	}
+	return readCounter(o.iters)
+}
+
+// counterFor creates the step counter under s on first use.
+func (o *optimizer) counterFor(s *strategy.Mirrored) {
+	if o.iters == nil {
+		o.iters = newCounter(s, o.name+"/iterations")
+	}
+}
 
 // slotsFor creates the variable's slots (zeros) under the strategy running
 // the step, on first use.
@@ -46,6 +203,25 @@ func (o *optimizer) slotsFor(s *strategy.Mirrored, v *Variable) []*Variable {
 	return sl
 }
 
+// Build creates the optimizer's step counter and the slots of vars now, under
+// the current strategy, instead of on the first ApplyGradients (Keras's
+// optimizer.build). Restoring a checkpoint into a fresh strategy needs it:
+// the slots must exist to receive their saved values. It panics with an
+// error wrapping ErrUsage outside a strategy's Scope.
+func (o *optimizer) Build(vars []*Variable) {
+	s := strategy.Current()
+	if s == nil {
+		panic(usageError("%s: Build: call it inside the strategy's Scope", o.name))
+	}
+	o.counterFor(s)
+	for _, v := range vars {
+		if v == nil {
+			panic(usageError("%s: Build: variable is nil", o.name))
+		}
+		o.slotsFor(s, v)
+	}
+}
+
 func (o *optimizer) ApplyGradients(ctx *strategy.ReplicaContext, grads []*Tensor) {
 	if ctx == nil {
 		panic(usageError("%s: ApplyGradients: want the step's *strategy.ReplicaContext, got nil", o.name))
@@ -60,64 +236,118 @@ func (o *optimizer) ApplyGradients(ctx *strategy.ReplicaContext, grads []*Tensor
 // ApplyGradientsTo is ApplyGradients with the variables given explicitly,
 // aligned with grads.
 func (o *optimizer) ApplyGradientsTo(ctx *strategy.ReplicaContext, grads []*Tensor, vars []*Variable) {
+	if ctx == nil {
+		panic(usageError("%s: ApplyGradientsTo: want the step's *strategy.ReplicaContext, got nil", o.name))
+	}
 	if len(grads) != len(vars) {
 		panic(usageError("%s: ApplyGradientsTo: want one gradient per variable, got %d gradients and %d variables", o.name, len(grads), len(vars)))
 	}
 	o.register(ctx, vars, grads)
 }
 
-func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, grads []*Tensor) {
+// prepare creates the counter and the slots of vars under the step's
+// strategy and returns the slots, aligned with vars.
+func (o *optimizer) prepare(s *strategy.Mirrored, vars []*Variable) [][]*Variable {
+	o.counterFor(s)
 	slots := make([][]*Variable, len(vars))
 	for i, v := range vars {
-		slots[i] = o.slotsFor(ctx.Strategy(), v)
+		slots[i] = o.slotsFor(s, v)
 	}
+	return slots
+}
+
+func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, grads []*Tensor) {
+	slots := o.prepare(ctx.Strategy(), vars)
 	ctx.ApplyUpdate(strategy.Update{
 		Name:  o.name,
 		Vars:  vars,
 		Grads: grads,
-		Apply: func(gs []strategy.Grad) {
-			o.iters++
-			o.apply(o.iters, gs, slots)
-		},
+		Apply: func(gs []strategy.Grad) { o.step(gs, slots) },
 	})
+}
+
+// step applies one update: clip, evaluate the schedule on the counter,
+// update, count. gs are the gradients summed over replicas; step may scale
+// them.
+func (o *optimizer) step(gs []strategy.Grad, slots [][]*Variable) {
+	n := readCounter(o.iters) + 1
+	if o.clip > 0 {
+		clipGlobalNorm(gs, o.clip)
+	}
+	lr := math.NaN() // each apply uses its LR field when there is no schedule
+	if o.schedule != nil {
+		lr = o.schedule.Rate(n - 1)
+	}
+	o.apply(n, lr, gs, slots)
+	writeCounter(o.iters, n)
+}
+
+// pick returns the scheduled rate if a schedule is set, else the constant.
+func (o *optimizer) pick(scheduled, constant float64) float64 {
+	if o.schedule != nil {
+		return scheduled
+	}
+	return constant
+}
+
+// The step counter is a non-trainable variable of shape [2] so that
+// checkpoints keep it: count = hi·2²⁴ + lo. Two parts keep it exact in a
+// float32 strategy (one float32 counts exactly only to 2²⁴ ≈ 16.7 million).
+const counterBase = 1 << 24
+
+func newCounter(s *strategy.Mirrored, name string) *Variable {
+	v := s.CreateVariable(name, []int{2}, nil)
+	v.SetTrainable(false)
+	return v
+}
+
+func readCounter(v *Variable) int {
+	if f := v.F32(); f != nil {
+		return int(f[0])*counterBase + int(f[1])
+	}
+	f := v.F64()
+	return int(f[0])*counterBase + int(f[1])
+}
+
+func writeCounter(v *Variable, n int) {
+	hi, lo := n/counterBase, n%counterBase
+	if f := v.F32(); f != nil {
+		f[0], f[1] = float32(hi), float32(lo)
+		return
+	}
+	f := v.F64()
+	f[0], f[1] = float64(hi), float64(lo)
 }
 
 // SGD is stochastic gradient descent with optional (Nesterov) momentum, as
 // torch.optim.SGD computes it (see kernels.SGDUpdate).
 type SGD struct {
 	optimizer
-	LR       float64
+	LR       float64 // used when no schedule is set
 	Momentum float64
 	Nesterov bool
 }
 
-// SGDOption configures NewSGD.
-type SGDOption func(*SGD)
-
-// WithMomentum sets the momentum (default 0).
-func WithMomentum(m float64) SGDOption { return func(o *SGD) { o.Momentum = m } }
-
-// WithNesterov enables Nesterov momentum.
-func WithNesterov() SGDOption { return func(o *SGD) { o.Nesterov = true } }
-
-// NewSGD returns an SGD optimizer with learning rate lr. It panics if lr or
-// the momentum is negative, or Nesterov is asked without momentum.
-func NewSGD(lr float64, opts ...SGDOption) *SGD {
-	o := &SGD{LR: lr}
-	for _, opt := range opts {
-		opt(o)
+// NewSGD returns an SGD optimizer with learning rate lr. Options:
+// WithMomentum, WithNesterov, WithClipGlobalNorm, WithSchedule. It panics if
+// lr or the momentum is negative, Nesterov is asked without momentum, or an
+// option does not apply.
+func NewSGD(lr float64, opts ...OptimizerOption) *SGD {
+	c := configure("NewSGD", lr, optConfig{}, []string{"WithMomentum", "WithNesterov"}, opts)
+	if c.momentum < 0 || math.IsNaN(c.momentum) {
+		panic(usageError("NewSGD: want momentum ≥ 0, got %g", c.momentum))
 	}
-	if lr < 0 || o.Momentum < 0 {
-		panic(usageError("NewSGD: want lr ≥ 0 and momentum ≥ 0, got %g and %g", lr, o.Momentum))
-	}
-	if o.Nesterov && o.Momentum == 0 {
+	if c.nesterov && c.momentum == 0 {
 		panic(usageError("NewSGD: Nesterov needs a momentum > 0"))
 	}
-	o.optimizer = optimizer{name: strategy.UniqueName("sgd"), slots: make(map[*Variable][]*Variable)}
+	o := &SGD{LR: lr, Momentum: c.momentum, Nesterov: c.nesterov}
+	nslot := 0
 	if o.Momentum != 0 {
-		o.nslot = 1
+		nslot = 1
 	}
-	o.apply = func(_ int, gs []strategy.Grad, slots [][]*Variable) {
+	o.optimizer = newOptimizer("sgd", nslot, c)
+	o.apply = func(_ int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+		lr = o.pick(lr, o.LR)
 		for i, g := range gs {
 			var vel32 []float32
 			var vel64 []float64
@@ -125,9 +355,9 @@ func NewSGD(lr float64, opts ...SGDOption) *SGD {
 				vel32, vel64 = slots[i][0].F32(), slots[i][0].F64()
 			}
 			if g.F32 != nil {
-				kernels.SGDUpdate(g.Var.F32(), g.F32, vel32, o.LR, o.Momentum, o.Nesterov)
+				kernels.SGDUpdate(g.Var.F32(), g.F32, vel32, lr, o.Momentum, o.Nesterov)
 			} else {
-				kernels.SGDUpdate(g.Var.F64(), g.F64, vel64, o.LR, o.Momentum, o.Nesterov)
+				kernels.SGDUpdate(g.Var.F64(), g.F64, vel64, lr, o.Momentum, o.Nesterov)
 			}
 		}
 	}
@@ -138,52 +368,152 @@ func NewSGD(lr float64, opts ...SGDOption) *SGD {
 // kernels.AdamUpdate).
 type Adam struct {
 	optimizer
-	LR, Beta1, Beta2, Epsilon float64
+	LR, Beta1, Beta2, Epsilon float64 // LR is used when no schedule is set
 }
 
-// AdamOption configures NewAdam.
-type AdamOption func(*Adam)
-
-// WithBetas sets β₁ and β₂ (default 0.9 and 0.999).
-func WithBetas(beta1, beta2 float64) AdamOption {
-	return func(o *Adam) { o.Beta1, o.Beta2 = beta1, beta2 }
+func checkAdam(ctor string, c optConfig) {
+	if c.eps < 0 || c.beta1 < 0 || c.beta1 >= 1 || c.beta2 < 0 || c.beta2 >= 1 || math.IsNaN(c.eps+c.beta1+c.beta2) {
+		panic(usageError("%s: want ε ≥ 0 and β in [0, 1), got ε %g, β₁ %g, β₂ %g", ctor, c.eps, c.beta1, c.beta2))
+	}
 }
 
-// WithEpsilon sets ε (default 1e-7, Keras's; PyTorch uses 1e-8).
-func WithEpsilon(eps float64) AdamOption { return func(o *Adam) { o.Epsilon = eps } }
-
-// NewAdam returns an Adam optimizer with learning rate lr. It panics if lr or
-// ε is negative or a β is outside [0, 1).
-func NewAdam(lr float64, opts ...AdamOption) *Adam {
-	o := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-7}
-	for _, opt := range opts {
-		opt(o)
-	}
-	if lr < 0 || o.Epsilon < 0 || o.Beta1 < 0 || o.Beta1 >= 1 || o.Beta2 < 0 || o.Beta2 >= 1 {
-		panic(usageError("NewAdam: want lr ≥ 0, ε ≥ 0 and β in [0, 1), got lr %g, ε %g, β₁ %g, β₂ %g", lr, o.Epsilon, o.Beta1, o.Beta2))
-	}
-	o.optimizer = optimizer{name: strategy.UniqueName("adam"), nslot: 2, slots: make(map[*Variable][]*Variable)}
-	o.apply = func(step int, gs []strategy.Grad, slots [][]*Variable) {
+// NewAdam returns an Adam optimizer with learning rate lr. Options:
+// WithBetas, WithEpsilon, WithClipGlobalNorm, WithSchedule. It panics if lr
+// or ε is negative, a β is outside [0, 1), or an option does not apply.
+func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
+	c := configure("NewAdam", lr, optConfig{beta1: 0.9, beta2: 0.999, eps: 1e-7}, []string{"WithBetas", "WithEpsilon"}, opts)
+	checkAdam("NewAdam", c)
+	o := &Adam{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps}
+	o.optimizer = newOptimizer("adam", 2, c)
+	o.apply = func(step int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+		lr = o.pick(lr, o.LR)
 		for i, g := range gs {
 			m, v := slots[i][0], slots[i][1]
 			if g.F32 != nil {
-				kernels.AdamUpdate(g.Var.F32(), g.F32, m.F32(), v.F32(), o.LR, o.Beta1, o.Beta2, o.Epsilon, step)
+				kernels.AdamUpdate(g.Var.F32(), g.F32, m.F32(), v.F32(), lr, o.Beta1, o.Beta2, o.Epsilon, step)
 			} else {
-				kernels.AdamUpdate(g.Var.F64(), g.F64, m.F64(), v.F64(), o.LR, o.Beta1, o.Beta2, o.Epsilon, step)
+				kernels.AdamUpdate(g.Var.F64(), g.F64, m.F64(), v.F64(), lr, o.Beta1, o.Beta2, o.Epsilon, step)
 			}
 		}
 	}
 	return o
 }
 
-// Slots returns an optimizer's slot variables for v (Adam: m and v; SGD with
-// momentum: the velocity), or nil before its first update.
+// AdamW is Adam with decoupled weight decay, as torch.optim.AdamW computes it
+// (see kernels.AdamWUpdate): each update first multiplies the weights by
+// 1 - lr·WeightDecay, with lr the update's (possibly scheduled) rate.
+type AdamW struct {
+	optimizer
+	LR, Beta1, Beta2, Epsilon, WeightDecay float64 // LR is used when no schedule is set
+}
+
+// NewAdamW returns an AdamW optimizer with learning rate lr. Options:
+// WithWeightDecay (default 0.01), WithBetas, WithEpsilon, WithClipGlobalNorm,
+// WithSchedule. It panics as NewAdam does, and if the weight decay is
+// negative.
+func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
+	c := configure("NewAdamW", lr, optConfig{beta1: 0.9, beta2: 0.999, eps: 1e-7, weightDecay: 0.01}, []string{"WithBetas", "WithEpsilon", "WithWeightDecay"}, opts)
+	checkAdam("NewAdamW", c)
+	if c.weightDecay < 0 || math.IsNaN(c.weightDecay) {
+		panic(usageError("NewAdamW: want weight decay ≥ 0, got %g", c.weightDecay))
+	}
+	o := &AdamW{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps, WeightDecay: c.weightDecay}
+	o.optimizer = newOptimizer("adamw", 2, c)
+	o.apply = func(step int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+		lr = o.pick(lr, o.LR)
+		for i, g := range gs {
+			m, v := slots[i][0], slots[i][1]
+			if g.F32 != nil {
+				kernels.AdamWUpdate(g.Var.F32(), g.F32, m.F32(), v.F32(), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
+			} else {
+				kernels.AdamWUpdate(g.Var.F64(), g.F64, m.F64(), v.F64(), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
+			}
+		}
+	}
+	return o
+}
+
+// RMSprop is RMSprop (centered=False) as torch.optim.RMSprop computes it,
+// ε added outside the square root (see kernels.RMSpropUpdate), with Keras's
+// defaults ρ = 0.9 and ε = 1e-7.
+type RMSprop struct {
+	optimizer
+	LR, Rho, Epsilon, Momentum float64 // LR is used when no schedule is set
+}
+
+// NewRMSprop returns an RMSprop optimizer with learning rate lr. Options:
+// WithRho, WithEpsilon, WithMomentum, WithClipGlobalNorm, WithSchedule. It
+// panics if lr, ε or the momentum is negative, ρ is outside [0, 1), or an
+// option does not apply.
+func NewRMSprop(lr float64, opts ...OptimizerOption) *RMSprop {
+	c := configure("NewRMSprop", lr, optConfig{rho: 0.9, eps: 1e-7}, []string{"WithRho", "WithEpsilon", "WithMomentum"}, opts)
+	if c.eps < 0 || c.momentum < 0 || c.rho < 0 || c.rho >= 1 || math.IsNaN(c.eps+c.momentum+c.rho) {
+		panic(usageError("NewRMSprop: want ε ≥ 0, momentum ≥ 0 and ρ in [0, 1), got ε %g, momentum %g, ρ %g", c.eps, c.momentum, c.rho))
+	}
+	o := &RMSprop{LR: lr, Rho: c.rho, Epsilon: c.eps, Momentum: c.momentum}
+	nslot := 1
+	if o.Momentum != 0 {
+		nslot = 2
+	}
+	o.optimizer = newOptimizer("rmsprop", nslot, c)
+	o.apply = func(_ int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+		lr = o.pick(lr, o.LR)
+		for i, g := range gs {
+			ms := slots[i][0]
+			var mom *Variable
+			if o.nslot == 2 {
+				mom = slots[i][1]
+			}
+			if g.F32 != nil {
+				var m32 []float32
+				if mom != nil {
+					m32 = mom.F32()
+				}
+				kernels.RMSpropUpdate(g.Var.F32(), g.F32, ms.F32(), m32, lr, o.Rho, o.Epsilon, o.Momentum)
+			} else {
+				var m64 []float64
+				if mom != nil {
+					m64 = mom.F64()
+				}
+				kernels.RMSpropUpdate(g.Var.F64(), g.F64, ms.F64(), m64, lr, o.Rho, o.Epsilon, o.Momentum)
+			}
+		}
+	}
+	return o
+}
+
+var (
+	_ Optimizer = (*AdamW)(nil)
+	_ Optimizer = (*RMSprop)(nil)
+	_ Optimizer = (*Accumulator)(nil)
+)
+
+// baseOptimizer is implemented by every optimizer of this package.
+type baseOptimizer interface {
+	Optimizer
+	base() *optimizer
+}
+
+// Slots returns an optimizer's slot variables for v (Adam and AdamW: m and v;
+// SGD with momentum: the velocity; RMSprop: the mean square, then the
+// momentum buffer), or nil before its first update or Build. For an
+// Accumulate wrapper they are the wrapped optimizer's slots.
 func Slots(opt Optimizer, v *Variable) []*Variable {
-	switch o := opt.(type) {
-	case *Adam:
-		return o.slots[v]
-	case *SGD:
-		return o.slots[v]
+	if b, ok := opt.(baseOptimizer); ok {
+		return b.base().slots[v]
 	}
 	return nil
+}
+
+// BuildOptimizer calls opt's Build(vars) (see SGD.Build): it creates the step
+// counter and the slots of vars under the current strategy now, so that a
+// checkpoint can be restored into them before the first step. It panics with
+// an error wrapping ErrUsage if opt is not an optimizer of this package or
+// there is no current strategy.
+func BuildOptimizer(opt Optimizer, vars []*Variable) {
+	b, ok := opt.(interface{ Build([]*Variable) })
+	if !ok {
+		panic(usageError("BuildOptimizer: %T has no Build method", opt))
+	}
+	b.Build(vars)
 }

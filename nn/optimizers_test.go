@@ -1,0 +1,377 @@
+package nn_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/nn"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// refOpt is a plain-loop reference optimizer written from PyTorch's
+// documented algorithms (torch.optim.SGD, Adam, AdamW, RMSprop), with the
+// rate of update t given by lr(t) and tf.clip_by_global_norm applied first
+// when clip > 0.
+type refOpt struct {
+	kind                     string
+	lr                       func(t int) float64
+	mu, b1, b2, eps, wd, rho float64
+	nesterov                 bool
+	clip                     float64
+	buf, m, v                []float64
+	t                        int
+}
+
+func (o *refOpt) step(w, g []float64) {
+	o.t++
+	t := o.t
+	lr := o.lr(t)
+	g = append([]float64(nil), g...)
+	if o.clip > 0 {
+		var ss float64
+		for _, x := range g {
+			ss += x * x
+		}
+		if n := math.Sqrt(ss); n > o.clip {
+			for i := range g {
+				g[i] *= o.clip / n
+			}
+		}
+	}
+	if o.buf == nil {
+		o.buf, o.m, o.v = make([]float64, len(w)), make([]float64, len(w)), make([]float64, len(w))
+	}
+	for i := range w {
+		switch o.kind {
+		case "sgd":
+			d := g[i]
+			if o.mu != 0 {
+				o.buf[i] = o.mu*o.buf[i] + g[i]
+				d = o.buf[i]
+				if o.nesterov {
+					d = g[i] + o.mu*o.buf[i]
+				}
+			}
+			w[i] -= lr * d
+		case "adam", "adamw":
+			if o.kind == "adamw" {
+				w[i] *= 1 - lr*o.wd
+			}
+			o.m[i] = o.b1*o.m[i] + (1-o.b1)*g[i]
+			o.v[i] = o.b2*o.v[i] + (1-o.b2)*g[i]*g[i]
+			mhat := o.m[i] / (1 - math.Pow(o.b1, float64(t)))
+			vhat := o.v[i] / (1 - math.Pow(o.b2, float64(t)))
+			w[i] -= lr * mhat / (math.Sqrt(vhat) + o.eps)
+		case "rmsprop":
+			o.v[i] = o.rho*o.v[i] + (1-o.rho)*g[i]*g[i]
+			d := g[i] / (math.Sqrt(o.v[i]) + o.eps)
+			if o.mu != 0 {
+				o.buf[i] = o.mu*o.buf[i] + d
+				d = o.buf[i]
+			}
+			w[i] -= lr * d
+		}
+	}
+}
+
+func constLR(lr float64) func(int) float64 { return func(int) float64 { return lr } }
+
+func TestOptimizersMatchPyTorchLoops(t *testing.T) {
+	cosine := nn.CosineDecay{Initial: 0.01, WarmupSteps: 2, WarmupTarget: 0.1, DecaySteps: 5, Alpha: 0.1}
+	sched := func(t int) float64 { return cosine.Rate(t - 1) }
+	tests := []struct {
+		name string
+		opt  func() nn.Optimizer
+		ref  *refOpt
+	}{
+		{"sgd", func() nn.Optimizer { return nn.NewSGD(0.1) }, &refOpt{kind: "sgd", lr: constLR(0.1)}},
+		{"sgd-momentum", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9)) }, &refOpt{kind: "sgd", lr: constLR(0.1), mu: 0.9}},
+		{"sgd-nesterov", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9), nn.WithNesterov()) }, &refOpt{kind: "sgd", lr: constLR(0.1), mu: 0.9, nesterov: true}},
+		{"adam", func() nn.Optimizer { return nn.NewAdam(0.05, nn.WithEpsilon(1e-8)) }, &refOpt{kind: "adam", lr: constLR(0.05), b1: 0.9, b2: 0.999, eps: 1e-8}},
+		{"adamw", func() nn.Optimizer { return nn.NewAdamW(0.05, nn.WithWeightDecay(0.1), nn.WithBetas(0.8, 0.99)) },
+			&refOpt{kind: "adamw", lr: constLR(0.05), b1: 0.8, b2: 0.99, eps: 1e-7, wd: 0.1}},
+		{"rmsprop", func() nn.Optimizer { return nn.NewRMSprop(0.01) }, &refOpt{kind: "rmsprop", lr: constLR(0.01), rho: 0.9, eps: 1e-7}},
+		{"rmsprop-momentum", func() nn.Optimizer { return nn.NewRMSprop(0.01, nn.WithMomentum(0.5), nn.WithRho(0.8)) },
+			&refOpt{kind: "rmsprop", lr: constLR(0.01), rho: 0.8, eps: 1e-7, mu: 0.5}},
+		{"sgd-clip", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithClipGlobalNorm(0.5)) }, &refOpt{kind: "sgd", lr: constLR(0.1), clip: 0.5}},
+		{"adam-cosine-warmup", func() nn.Optimizer { return nn.NewAdam(0, nn.WithSchedule(cosine)) },
+			&refOpt{kind: "adam", lr: sched, b1: 0.9, b2: 0.999, eps: 1e-7}},
+		{"adamw-schedule-clip", func() nn.Optimizer {
+			return nn.NewAdamW(0, nn.WithSchedule(nn.StepDecay{Initial: 0.1, Factor: 0.5, Every: 2}), nn.WithClipGlobalNorm(1))
+		}, &refOpt{kind: "adamw", lr: func(t int) float64 { return 0.1 * math.Pow(0.5, float64((t-1)/2)) }, b1: 0.9, b2: 0.999, eps: 1e-7, wd: 0.01, clip: 1}},
+	}
+	// loss = Σ a·w² + b·w + c·w³ over two variables: gradients 2aw + b + 3cw².
+	a := data.NewTensor([]int{3}, []float64{1, 0.5, 2})
+	b := data.NewTensor([]int{3}, []float64{-1, 0.3, 0.7})
+	c := data.NewTensor([]int{3}, []float64{0.1, -0.2, 0.05})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStrategy(t)
+			var w1, w2 *nn.Variable
+			var opt nn.Optimizer
+			s.Scope(func() {
+				w1 = strategy.CreateVariable("w1", []int{3}, []float64{0.5, -1, 2})
+				w2 = strategy.CreateVariable("w2", []int{3}, []float64{1.5, 0.2, -0.4})
+				opt = tt.opt()
+			})
+			step := func(ctx *strategy.ReplicaContext, a, b, c *nn.Tensor) *nn.Tensor {
+				g := ctx.Graph()
+				var loss *nn.Tensor
+				for _, w := range []*nn.Variable{w1, w2} {
+					x := g.Var(w)
+					l := graph.Sum(graph.Add(graph.Add(graph.Mul(a, graph.Square(x)), graph.Mul(b, x)), graph.Mul(c, graph.Mul(x, graph.Square(x)))))
+					if loss == nil {
+						loss = l
+					} else {
+						loss = graph.Add(loss, l)
+					}
+				}
+				opt.ApplyGradients(ctx, ctx.Gradients(loss, []*nn.Variable{w1, w2}))
+				return loss
+			}
+			ref := append(w1.Value(), w2.Value()...)
+			for k := range 7 {
+				grad := make([]float64, 6)
+				for i, w := range ref {
+					j := i % 3
+					grad[i] = 2*a.Data[j]*w + b.Data[j] + 3*c.Data[j]*w*w
+				}
+				tt.ref.step(ref, grad)
+				s.Run(step, a, b, c)
+				got := append(w1.Value(), w2.Value()...)
+				for i := range got {
+					if math.Abs(got[i]-ref[i]) > 1e-12*math.Max(1, math.Abs(ref[i])) {
+						t.Fatalf("step %d: w[%d] = %.15g, reference %.15g", k+1, i, got[i], ref[i])
+					}
+				}
+			}
+			if opt.Iterations() != 7 {
+				t.Errorf("Iterations() = %d, want 7", opt.Iterations())
+			}
+		})
+	}
+}
+
+func TestStepCounterIsAVariable(t *testing.T) {
+	s := newStrategy(t, strategy.WithDType(graph.Float32))
+	var opt *nn.Adam
+	s.Scope(func() { opt = nn.NewAdam(0.1) })
+	var counter *nn.Variable
+	for _, v := range s.Variables() {
+		if v.Name() == opt.Name()+"/iterations" {
+			counter = v
+		}
+	}
+	if counter == nil || counter.Trainable() {
+		t.Fatalf("no non-trainable step counter among %v", s.Variables())
+	}
+	// 2²⁴+3 is not a float32; the counter keeps it exactly.
+	const n = 1<<24 + 3
+	counter.Assign([]float64{1, 3})
+	if got := opt.Iterations(); got != n {
+		t.Errorf("Iterations() = %d, want %d", got, n)
+	}
+}
+
+func TestOptimizerMisuse(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func()
+		want string
+	}{
+		{"betas-to-sgd", func() { nn.NewSGD(0.1, nn.WithBetas(0.9, 0.99)) }, "nn: NewSGD: option WithBetas does not apply to this optimizer"},
+		{"nesterov-to-rmsprop", func() { nn.NewRMSprop(0.1, nn.WithNesterov()) }, "nn: NewRMSprop: option WithNesterov does not apply to this optimizer"},
+		{"negative-lr", func() { nn.NewAdamW(-1) }, "nn: NewAdamW: want lr ≥ 0, got -1"},
+		{"lr-and-schedule", func() { nn.NewSGD(0.1, nn.WithSchedule(nn.StepDecay{Initial: 1, Factor: 0.5, Every: 1})) },
+			"nn: NewSGD: got lr 0.1 and WithSchedule; the schedule gives the rate, so pass lr 0"},
+		{"bad-schedule", func() { nn.NewSGD(0, nn.WithSchedule(nn.CosineDecay{Initial: 1})) },
+			"nn: NewSGD: WithSchedule: nn: CosineDecay: want Initial ≥ 0, WarmupTarget ≥ 0, DecaySteps ≥ 1, WarmupSteps ≥ 0 and Alpha in [0, 1], got 1, 0, 0, 0, 0"},
+		{"clip-zero", func() { nn.NewAdam(0.1, nn.WithClipGlobalNorm(0)) }, "nn: NewAdam: WithClipGlobalNorm: want a norm > 0, got 0"},
+		{"rho", func() { nn.NewRMSprop(0.1, nn.WithRho(1)) }, "nn: NewRMSprop: want ε ≥ 0, momentum ≥ 0 and ρ in [0, 1), got ε 1e-07, momentum 0, ρ 1"},
+		{"weight-decay", func() { nn.NewAdamW(0.1, nn.WithWeightDecay(-1)) }, "nn: NewAdamW: want weight decay ≥ 0, got -1"},
+		{"build-outside-scope", func() { nn.NewSGD(0.1).Build(nil) }, "nn: sgd: Build: call it inside the strategy's Scope"},
+		{"accumulate-k", func() { nn.Accumulate(nn.NewSGD(0.1), 0) }, "nn: Accumulate: want k ≥ 1 steps, got 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := panics(tt.fn)
+			err, ok := v.(error)
+			if !ok || !errors.Is(err, nn.ErrUsage) {
+				t.Fatalf("panic %v, want an error wrapping nn.ErrUsage", v)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error %q\nwant     %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestClipByGlobalNorm(t *testing.T) {
+	tests := []struct {
+		name     string
+		a, b     []float64
+		clip     float64
+		wantNorm float64
+		wantA    []float64
+	}{
+		{"clipped", []float64{3, 0}, []float64{0, 4}, 1, 5, []float64{0.6, 0}},
+		{"under", []float64{0.3, 0}, []float64{0, 0.4}, 1, 0.5, []float64{0.3, 0}},
+		{"equal", []float64{3}, []float64{4}, 5, 5, []float64{3}},
+		{"nan-left-alone", []float64{math.NaN()}, []float64{1}, 1, math.NaN(), []float64{math.NaN()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gs := []strategy.Grad{{F64: append([]float64(nil), tt.a...)}, {F32: toF32(tt.b)}}
+			norm := nn.ClipByGlobalNorm(gs, tt.clip)
+			if !(math.Abs(norm-tt.wantNorm) < 1e-6) && !(math.IsNaN(norm) && math.IsNaN(tt.wantNorm)) {
+				t.Errorf("norm %v, want %v", norm, tt.wantNorm)
+			}
+			for i, v := range gs[0].F64 {
+				if !(math.Abs(v-tt.wantA[i]) < 1e-12) && !(math.IsNaN(v) && math.IsNaN(tt.wantA[i])) {
+					t.Errorf("a[%d] = %v, want %v", i, v, tt.wantA[i])
+				}
+			}
+			if after := nn.GlobalNorm(gs); !math.IsNaN(norm) && after > tt.clip*(1+1e-6) {
+				t.Errorf("norm after clipping %v > %v", after, tt.clip)
+			}
+		})
+	}
+}
+
+func toF32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func ExampleNewAdamW() {
+	s := strategy.NewOneDevice(strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var w *nn.Variable
+	var opt *nn.AdamW
+	s.Scope(func() {
+		w = strategy.CreateVariable("w", []int{1}, []float64{1})
+		opt = nn.NewAdamW(0.1, nn.WithWeightDecay(0.5))
+	})
+	// A zero loss gradient: only the decoupled weight decay moves w.
+	step := func(ctx *strategy.ReplicaContext) *nn.Tensor {
+		loss := graph.Scale(graph.Sum(ctx.Graph().Var(w)), 0)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, []*nn.Variable{w}))
+		return loss
+	}
+	for range 2 {
+		s.Run(step)
+		fmt.Printf("w = %.4f\n", w.Value()[0])
+	}
+	// Output:
+	// w = 0.9500
+	// w = 0.9025
+}
+
+func ExampleNewRMSprop() {
+	s := strategy.NewOneDevice(strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var w *nn.Variable
+	var opt *nn.RMSprop
+	s.Scope(func() {
+		w = strategy.CreateVariable("w", []int{1}, []float64{1})
+		opt = nn.NewRMSprop(0.01)
+	})
+	step := func(ctx *strategy.ReplicaContext) *nn.Tensor {
+		loss := graph.Sum(graph.Square(ctx.Graph().Var(w)))
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, []*nn.Variable{w}))
+		return loss
+	}
+	s.Run(step)
+	// The first step divides g by √(0.1·g²): about lr·√10 whatever g is.
+	fmt.Printf("w = %.4f\n", w.Value()[0])
+	// Output: w = 0.9684
+}
+
+func ExampleWithClipGlobalNorm() {
+	s := strategy.NewOneDevice(strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var w *nn.Variable
+	var opt *nn.SGD
+	s.Scope(func() {
+		w = strategy.CreateVariable("w", []int{2}, []float64{3, 4})
+		opt = nn.NewSGD(1, nn.WithClipGlobalNorm(1))
+	})
+	// The gradient of ½‖w‖² is w, norm 5: clipped to norm 1 it is w/5.
+	step := func(ctx *strategy.ReplicaContext) *nn.Tensor {
+		loss := graph.Scale(graph.Sum(graph.Square(ctx.Graph().Var(w))), 0.5)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, []*nn.Variable{w}))
+		return loss
+	}
+	s.Run(step)
+	fmt.Printf("w = [%.2f %.2f]\n", w.Value()[0], w.Value()[1])
+	// Output: w = [2.40 3.20]
+}
+
+func ExampleClipByGlobalNorm() {
+	gs := []strategy.Grad{{F64: []float64{3, 0}}, {F64: []float64{0, 4}}}
+	norm := nn.ClipByGlobalNorm(gs, 1)
+	fmt.Printf("norm %.1f, clipped %.1f %.1f, new norm %.1f\n", norm, gs[0].F64, gs[1].F64, nn.GlobalNorm(gs))
+	// Output: norm 5.0, clipped [0.6 0.0] [0.0 0.8], new norm 1.0
+}
+
+func ExampleGlobalNorm() {
+	gs := []strategy.Grad{{F32: []float32{1, 2}}, {F32: []float32{2}}}
+	fmt.Printf("%.1f\n", nn.GlobalNorm(gs))
+	// Output: 3.0
+}
+
+func ExampleWithSchedule() {
+	s := strategy.NewOneDevice(strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var w *nn.Variable
+	var opt *nn.SGD
+	s.Scope(func() {
+		w = strategy.CreateVariable("w", []int{1}, []float64{0})
+		// The rate halves every 2 updates: 1, 1, 0.5, 0.5, ...
+		opt = nn.NewSGD(0, nn.WithSchedule(nn.StepDecay{Initial: 1, Factor: 0.5, Every: 2}))
+	})
+	// loss = -w: the gradient is -1, so each update adds the rate to w.
+	step := func(ctx *strategy.ReplicaContext) *nn.Tensor {
+		loss := graph.Neg(graph.Sum(ctx.Graph().Var(w)))
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, []*nn.Variable{w}))
+		return loss
+	}
+	for range 4 {
+		s.Run(step)
+		fmt.Printf("%d: w = %.2f\n", opt.Iterations(), w.Value()[0])
+	}
+	// Output:
+	// 1: w = 1.00
+	// 2: w = 2.00
+	// 3: w = 2.50
+	// 4: w = 3.00
+}
+
+func ExampleBuildOptimizer() {
+	s := strategy.NewOneDevice()
+	defer s.Close()
+	s.Scope(func() {
+		model := nn.NewSequential(nn.Dense(2))
+		model.Build([]int{1, 3})
+		opt := nn.NewAdam(0.001)
+		nn.BuildOptimizer(opt, model.TrainableVariables())
+	})
+	for _, v := range s.Variables() {
+		fmt.Println(v)
+	}
+	// Output:
+	// dense/kernel[3 2] float32
+	// dense/bias[2] float32
+	// adam/iterations[2] float32
+	// adam/dense/kernel/slot0[3 2] float32
+	// adam/dense/kernel/slot1[3 2] float32
+	// adam/dense/bias/slot0[2] float32
+	// adam/dense/bias/slot1[2] float32
+}
