@@ -16,6 +16,26 @@
 //
 // Gradients appends the backward nodes for a scalar loss.
 //
+// # Layer ops
+//
+// Conv2D (NHWC, strides, Valid or Same padding) runs as im2col patches times
+// the kernel in one gemm, with bias and activation fused as in Dense; its
+// gradient is two gemms and a col2im. MaxPool2D keeps each window's argmax in
+// its kernel for the backward pass. Gather reads table rows by id (Embedding)
+// and scatter-adds its gradient. DropoutMask draws a counter-based random mask
+// that depends only on (seed, stream, counter), the counter being read from a
+// node at each Run (AdvanceCounter moves it between Runs). MaskedSum is the
+// first moment of a batch whose rows are weighted by a mask (batch norm over
+// real rows only), and Maximum clamps from below.
+//
+// AllReduce joins the Programs of several replicas in the middle of their Runs
+// through a Collective the caller provides: each participant's Run blocks at
+// the node until all have arrived. It is differentiable: its backward node is
+// another AllReduce of the output's gradient, since the gradient of a
+// cross-participant sum is the cross-participant sum of the gradients.
+// Program.Collectives lists the reductions a Program runs, in order, so a
+// caller can check that participants line up.
+//
 // # Running
 //
 // Compile fixes the topological order and allocates every buffer. Run then
@@ -33,6 +53,10 @@
 // run concurrently on one shared copy. A Program, and a Graph while it is
 // built, must be used by one goroutine at a time. Reshape and StopGradient
 // share their input's buffer; no op writes its inputs.
+//
+// A Program with AllReduce nodes must run concurrently with its peers' (one
+// goroutine each); run alone it waits for them, unless its Collective
+// abandons the reduction by panicking, which Run returns as an error.
 //
 // Both Float32 and Float64 graphs are supported by the same generic code;
 // reductions and transcendental functions accumulate in float64.

@@ -28,6 +28,7 @@ func gemmFor[T Float]() gemmFunc[T] {
 func compile[T Float](p *Program, bufs [][]T) []step {
 	g := p.g
 	var steps []step
+	aux := make(map[int][]int) // index state a kernel shares with its gradient (max-pool argmax)
 	for id := 0; id < p.nodes; id++ {
 		if !p.have[id] {
 			continue
@@ -50,7 +51,7 @@ func compile[T Float](p *Program, bufs [][]T) []step {
 			fill(bufs[id], T(n.c))
 			continue
 		}
-		steps = append(steps, step{n: n, fn: kernelFor(n, bufs)})
+		steps = append(steps, step{n: n, fn: kernelFor(n, bufs, aux)})
 	}
 	return steps
 }
@@ -71,7 +72,7 @@ func fill[T Float](x []T, v T) {
 
 // kernelFor returns the closure computing node n from its inputs' buffers.
 // Shapes were validated when n was built, so the loops are unchecked.
-func kernelFor[T Float](n *Node, bufs [][]T) func() {
+func kernelFor[T Float](n *Node, bufs [][]T, aux map[int][]int) func() {
 	out := bufs[n.id]
 	in := make([][]T, len(n.in))
 	for i, x := range n.in {
@@ -237,6 +238,9 @@ func kernelFor[T Float](n *Node, bufs [][]T) func() {
 	case opActGradX:
 		x, dy := in[0], in[1]
 		return func() { actGradX(out, x, dy) }
+	}
+	if fn := layerKernel(n, in, out, aux); fn != nil {
+		return fn
 	}
 	panic(fmt.Errorf("graph: compile: no kernel for op %s (node %s)", opNames[n.op], n))
 }

@@ -258,5 +258,8 @@ func (n *Node) vjp(dy *Node) []*Node {
 	case opBroadcastAxis:
 		return []*Node{Scale(SumAxis(dy, n.axis), n.c)}
 	}
+	if ins, ok := n.layerVJP(dy); ok {
+		return ins
+	}
 	panic(g.err("gradients", fmt.Sprintf("want a first-order graph, got a gradient of %s (second derivatives are not supported)", n), ErrGraph))
 }

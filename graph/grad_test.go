@@ -345,7 +345,7 @@ func opCases() []opCase {
 				ref:   elementwise(actRef(act))},
 		)
 	}
-	return cases
+	return append(cases, layerOpCases()...)
 }
 
 // setup builds c on dt placeholders fed with random values, and y, a random

@@ -158,6 +158,10 @@ type Node struct {
 	transA bool
 	transB bool
 	v      *Variable
+	win    *window    // Im2Col, Col2Im, MaxPool and its gradient
+	coll   Collective // AllReduce
+	seed   uint64     // DropoutMask: the stream's seed
+	stream uint64     // DropoutMask: the stream within the seed (layer, replica)
 }
 
 // Shape returns a copy of the node's shape; a scalar has shape [].

@@ -48,6 +48,20 @@ const (
 	opBroadcastAxis   // insert axis, times c
 	opCopy            // a copy with its own buffer
 	opFill            // every element c, rewritten by each Run
+	// Layer ops (layers.go and its neighbours).
+	opIm2Col         // conv patches [b·oh·ow, kh·kw·c]
+	opCol2Im         // Im2Col's gradient: patches summed back to the image
+	opMaxPool        // window max, argmax kept by the kernel
+	opMaxPoolGrad    // dx from the pool's argmax and dy
+	opGather         // rows of a table picked by ids
+	opScatterAdd     // Gather's gradient: dy rows summed into table rows
+	opDropoutMask    // 0 or 1/(1-rate) from a counter-based random stream
+	opMaskedSum      // Σ_b w[b]·x[b,…,c], per channel
+	opMaskedSumGradX // dx[b,…,c] = w[b]·dy[c]
+	opMaskedSumGradW // dw[b] = Σ x[b,…,c]·dy[c]
+	opMaximum        // max(x, c)
+	opMaximumGrad    // dy where x > c
+	opAllReduce      // c·Σ over the participants of a Collective
 	numOps
 )
 
@@ -91,6 +105,19 @@ var opNames = [numOps]string{
 	opBroadcastAxis:   "broadcast_axis",
 	opCopy:            "copy",
 	opFill:            "zeros",
+	opIm2Col:          "im2col",
+	opCol2Im:          "col2im",
+	opMaxPool:         "max_pool",
+	opMaxPoolGrad:     "max_pool_grad",
+	opGather:          "gather",
+	opScatterAdd:      "scatter_add",
+	opDropoutMask:     "dropout_mask",
+	opMaskedSum:       "masked_sum",
+	opMaskedSumGradX:  "masked_sum_grad",
+	opMaskedSumGradW:  "masked_sum_weight_grad",
+	opMaximum:         "maximum",
+	opMaximumGrad:     "maximum_grad",
+	opAllReduce:       "all_reduce",
 }
 
 // Activation selects the nonlinearity of Dense and Activate.

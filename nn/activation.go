@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
 )
 
 // Activation is a layer's elementwise (or, for Softmax, last-axis) output
@@ -65,3 +66,55 @@ func (a Activation) Apply(x *Tensor) *Tensor {
 	}
 	return graph.Activate(x, ga)
 }
+
+// ActivationLayer applies an activation as a layer of its own (keras
+// layers.Activation), for models that normalize between a layer and its
+// nonlinearity. Create it with Activate.
+type ActivationLayer struct {
+	layerBase
+	act Activation
+}
+
+// Activate returns a layer applying act (ReLU, GELU, Tanh, Sigmoid, Softmax
+// or Linear), named activation, activation_1, ... unless Named. It panics on
+// an unknown activation or an option other than Named.
+func Activate(act Activation, opts ...LayerOption) *ActivationLayer {
+	act.fused() // panics on an unknown activation
+	var c layerConfig
+	c.apply("Activate", opts, "Named")
+	if c.name == "" {
+		c.name = strategy.UniqueName("activation")
+	}
+	return &ActivationLayer{layerBase: layerBase{name: c.name}, act: act}
+}
+
+// Activation returns the layer's activation.
+func (a *ActivationLayer) Activation() Activation { return a.act }
+
+// Call applies the activation to x. It panics with ErrUsage if x is nil.
+func (a *ActivationLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
+	if x == nil {
+		panic(usageError("%s: want an input tensor, got nil", a.name))
+	}
+	restore := graphOf(ctx, x).SetScope(a.name)
+	defer restore()
+	return a.act.Apply(x)
+}
+
+// Build does nothing: the layer has no variables.
+func (a *ActivationLayer) Build([]int) {}
+
+// Built reports true.
+func (a *ActivationLayer) Built() bool { return true }
+
+// OutputShape returns the input shape.
+func (a *ActivationLayer) OutputShape(in []int) []int { return append([]int(nil), in...) }
+
+// Variables returns nil.
+func (a *ActivationLayer) Variables() []*Variable { return nil }
+
+// TrainableVariables returns nil.
+func (a *ActivationLayer) TrainableVariables() []*Variable { return nil }
+
+// SetTrainable records t; the layer has no weights.
+func (a *ActivationLayer) SetTrainable(t bool) { a.setTrainable(t) }

@@ -8,22 +8,13 @@ import (
 // DenseLayer is a fully connected layer: act(x·kernel + bias), with kernel
 // [in, units] and bias [units]. Create it with Dense.
 type DenseLayer struct {
-	name   string
+	layerBase
 	units  int
 	act    Activation
 	useB   bool
 	kernel *Variable // nil until built
 	bias   *Variable // nil until built or without bias
 }
-
-// DenseOption configures Dense beyond units and activation.
-type DenseOption func(*DenseLayer)
-
-// WithoutBias drops the bias (for a layer followed by a normalization).
-func WithoutBias() DenseOption { return func(d *DenseLayer) { d.useB = false } }
-
-// Named sets the layer's name instead of the generated dense, dense_1, ...
-func Named(name string) DenseOption { return func(d *DenseLayer) { d.name = name } }
 
 // Dense returns a fully connected layer with the given number of units and
 // optional activation (Linear by default). Its name is unique within the
@@ -33,7 +24,7 @@ func Dense(units int, act ...Activation) *DenseLayer {
 	return DenseWith(units, act, nil)
 }
 
-// DenseWith is Dense with options.
+// DenseWith is Dense with options: Named, WithoutBias.
 func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
 	if units < 1 {
 		panic(usageError("Dense: want at least 1 unit, got %d", units))
@@ -46,17 +37,14 @@ func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
 		d.act = act[0]
 		d.act.fused() // panics on an unknown activation
 	}
-	for _, o := range opts {
-		o(d)
-	}
+	var c layerConfig
+	c.apply("Dense", opts, "Named", "WithoutBias")
+	d.name, d.useB = c.name, !c.noBias
 	if d.name == "" {
 		d.name = strategy.UniqueName("dense")
 	}
 	return d
 }
-
-// Name returns the layer's name.
-func (d *DenseLayer) Name() string { return d.name }
 
 // Units returns the output width.
 func (d *DenseLayer) Units() int { return d.units }
@@ -79,9 +67,9 @@ func (d *DenseLayer) Build(inputShape []int) {
 	}
 	in := inputShape[1]
 	kname := d.name + "/kernel"
-	d.kernel = strategy.CreateVariable(kname, []int{in, d.units}, GlorotUniform(kname, in, d.units))
+	d.kernel = d.newWeight("kernel", []int{in, d.units}, GlorotUniform(kname, in, d.units))
 	if d.useB {
-		d.bias = strategy.CreateVariable(d.name+"/bias", []int{d.units}, nil)
+		d.bias = d.newWeight("bias", []int{d.units}, nil)
 	}
 }
 
@@ -149,6 +137,9 @@ func (d *DenseLayer) Variables() []*Variable {
 
 // TrainableVariables returns the trainable ones of Variables.
 func (d *DenseLayer) TrainableVariables() []*Variable { return trainable(d.Variables()) }
+
+// SetTrainable freezes or unfreezes kernel and bias.
+func (d *DenseLayer) SetTrainable(t bool) { d.setTrainable(t, d.kernel, d.bias) }
 
 // Kernel returns the kernel variable, nil before the layer is built.
 func (d *DenseLayer) Kernel() *Variable { return d.kernel }

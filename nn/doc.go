@@ -41,6 +41,21 @@
 // cross-replica sum; Accumulate sums the gradients of k steps and applies
 // them once.
 //
+// # Layers
+//
+// Dense, Conv2D (NHWC), MaxPool2D, Flatten, Dropout, BatchNormalization,
+// Embedding and Activate take LayerOptions (Named, WithoutBias,
+// WithActivation, WithStrides, WithPadding, WithSeed, SyncBatchStats,
+// BatchNormMomentum, BatchNormEpsilon); an option a layer does not use
+// panics and names the option. BatchNormalization with SyncBatchStats
+// computes its batch moments over the real rows of every replica through a
+// differentiable cross-replica sum (strategy.ReplicaContext.AllReduce), so
+// N replicas train exactly like one. Its moving statistics and Dropout's
+// per-replica random stream are non-trainable variables updated once per
+// step, so a checkpoint restores them. SetTrainable(false) freezes a layer
+// (or a whole Sequential) between cells: its variables leave
+// TrainableVariables, and the next Run retraces.
+//
 // # Losses and metrics
 //
 // Losses (SparseCategoricalCrossentropy, CategoricalCrossentropy,

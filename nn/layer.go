@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -28,6 +29,168 @@ type Layer interface {
 	Variables() []*Variable
 	// TrainableVariables returns the variables gradients should update.
 	TrainableVariables() []*Variable
+	// SetTrainable freezes (false) or unfreezes (true) the layer's weights:
+	// frozen weights leave TrainableVariables and get no update. Call it
+	// between cells, not inside a step function; a step traced before the
+	// change retraces on its next Run. Statistics and random state (batch
+	// norm's moving averages, dropout's counter) are never trainable.
+	SetTrainable(trainable bool)
+	// Trainable reports whether the layer trains (the last SetTrainable;
+	// true for a new layer).
+	Trainable() bool
+}
+
+// LayerOption configures a layer constructor (Dense, Conv2D, MaxPool2D,
+// BatchNormalization, ...). A layer given an option it has no use for panics
+// with an error wrapping ErrUsage that names the option.
+type LayerOption func(*layerConfig)
+
+// DenseOption is the option type of DenseWith, kept for existing code.
+type DenseOption = LayerOption
+
+// layerConfig collects the options; set records which were given, in order.
+type layerConfig struct {
+	set      []string
+	name     string
+	noBias   bool
+	act      Activation
+	strideH  int
+	strideW  int
+	padding  Padding
+	sync     bool
+	momentum float64
+	epsilon  float64
+	seed     uint64
+}
+
+func (c *layerConfig) mark(option string) { c.set = append(c.set, option) }
+
+// apply runs opts and panics unless every option given is one of allowed.
+func (c *layerConfig) apply(layer string, opts []LayerOption, allowed ...string) {
+	for _, o := range opts {
+		if o == nil {
+			panic(usageError("%s: want an option, got nil", layer))
+		}
+		o(c)
+	}
+	for _, name := range c.set {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == name
+		}
+		if !ok {
+			panic(usageError("%s: option %s does not apply; it takes %v", layer, name, allowed))
+		}
+	}
+}
+
+func (c *layerConfig) has(option string) bool {
+	for _, s := range c.set {
+		if s == option {
+			return true
+		}
+	}
+	return false
+}
+
+// Named sets the layer's name instead of the generated one (dense, dense_1,
+// conv2d, ...). The name prefixes its variables' names.
+func Named(name string) LayerOption {
+	return func(c *layerConfig) { c.mark("Named"); c.name = name }
+}
+
+// WithoutBias drops the bias of Dense or Conv2D (for a layer followed by a
+// normalization).
+func WithoutBias() LayerOption {
+	return func(c *layerConfig) { c.mark("WithoutBias"); c.noBias = true }
+}
+
+// WithActivation sets the activation of Conv2D (Linear by default).
+func WithActivation(act Activation) LayerOption {
+	act.fused() // panics on an unknown activation
+	return func(c *layerConfig) { c.mark("WithActivation"); c.act = act }
+}
+
+// WithStrides sets the strides of Conv2D (default 1, 1) or MaxPool2D
+// (default the pool size). It panics if a stride is < 1.
+func WithStrides(h, w int) LayerOption {
+	if h < 1 || w < 1 {
+		panic(usageError("WithStrides: want strides ≥ 1, got %d, %d", h, w))
+	}
+	return func(c *layerConfig) { c.mark("WithStrides"); c.strideH, c.strideW = h, w }
+}
+
+// Padding selects how Conv2D and MaxPool2D treat the image border: Valid
+// (the default) or Same.
+type Padding = graph.Padding
+
+const (
+	// Valid uses only windows inside the image: out = ⌊(in-k)/s⌋ + 1.
+	Valid = graph.Valid
+	// Same pads so that out = ⌈in/s⌉, as TensorFlow does.
+	Same = graph.Same
+)
+
+// WithPadding sets the padding of Conv2D or MaxPool2D. It panics on an
+// unknown padding.
+func WithPadding(p Padding) LayerOption {
+	if p != Valid && p != Same {
+		panic(usageError("WithPadding: want Valid or Same, got %v", p))
+	}
+	return func(c *layerConfig) { c.mark("WithPadding"); c.padding = p }
+}
+
+// layerBase is what every layer keeps: its name and whether it trains.
+type layerBase struct {
+	name   string
+	frozen bool // SetTrainable(false) was called last
+}
+
+// Name returns the layer's name.
+func (l *layerBase) Name() string { return l.name }
+
+// Trainable reports whether the layer trains.
+func (l *layerBase) Trainable() bool { return !l.frozen }
+
+// setTrainable records t and applies it to the layer's weights (nil
+// entries, not built yet, are skipped; Build applies it when it creates them).
+func (l *layerBase) setTrainable(t bool, weights ...*Variable) {
+	l.frozen = !t
+	for _, v := range weights {
+		if v != nil {
+			v.SetTrainable(t)
+		}
+	}
+}
+
+// newWeight creates a layer weight under the current strategy, trainable
+// unless the layer is frozen.
+func (l *layerBase) newWeight(name string, shape []int, init []float64) *Variable {
+	v := strategy.CreateVariable(l.name+"/"+name, shape, init)
+	if l.frozen {
+		v.SetTrainable(false)
+	}
+	return v
+}
+
+// newState creates a non-trainable variable: statistics, random state.
+func (l *layerBase) newState(name string, shape []int, init []float64) *Variable {
+	v := strategy.CreateVariable(l.name+"/"+name, shape, init)
+	v.SetTrainable(false)
+	return v
+}
+
+// checkInput panics unless x is a tensor of the given rank (rank < 0: at
+// least -rank).
+func checkInput(layer string, x *Tensor, rank int, want string) []int {
+	if x == nil {
+		panic(usageError("%s: want an input tensor, got nil", layer))
+	}
+	shape := x.Shape()
+	if (rank >= 0 && len(shape) != rank) || (rank < 0 && len(shape) < -rank) {
+		panic(shapeError("%s: want input shape %s, got %v", layer, want, shape))
+	}
+	return shape
 }
 
 // initStream returns the random stream for a variable's initializer: a PCG
@@ -68,6 +231,13 @@ func trainable(vs []*Variable) []*Variable {
 
 var (
 	_ Layer     = (*DenseLayer)(nil)
+	_ Layer     = (*Conv2DLayer)(nil)
+	_ Layer     = (*MaxPool2DLayer)(nil)
+	_ Layer     = (*FlattenLayer)(nil)
+	_ Layer     = (*DropoutLayer)(nil)
+	_ Layer     = (*BatchNormalizationLayer)(nil)
+	_ Layer     = (*EmbeddingLayer)(nil)
+	_ Layer     = (*ActivationLayer)(nil)
 	_ Layer     = (*Sequential)(nil)
 	_ Optimizer = (*SGD)(nil)
 	_ Optimizer = (*Adam)(nil)

@@ -9,7 +9,7 @@ import (
 
 // Sequential is a model that applies its layers in order (keras.Sequential).
 type Sequential struct {
-	name    string
+	layerBase
 	layers  []Layer
 	inShape []int // input shape of the first call or Build, nil before
 }
@@ -22,7 +22,7 @@ func NewSequential(layers ...Layer) *Sequential {
 			panic(usageError("NewSequential: layer %d is nil", i))
 		}
 	}
-	return &Sequential{name: strategy.UniqueName("sequential"), layers: append([]Layer(nil), layers...)}
+	return &Sequential{layerBase: layerBase{name: strategy.UniqueName("sequential")}, layers: append([]Layer(nil), layers...)}
 }
 
 // Add appends a layer.
@@ -32,9 +32,6 @@ func (m *Sequential) Add(l Layer) {
 	}
 	m.layers = append(m.layers, l)
 }
-
-// Name returns the model's name.
-func (m *Sequential) Name() string { return m.name }
 
 // Layers returns the layers in order.
 func (m *Sequential) Layers() []Layer { return append([]Layer(nil), m.layers...) }
@@ -104,6 +101,15 @@ func (m *Sequential) TrainableVariables() []*Variable {
 	return vs
 }
 
+// SetTrainable freezes or unfreezes every layer (keras: model.trainable).
+// Layers added later keep their own setting.
+func (m *Sequential) SetTrainable(t bool) {
+	m.frozen = !t
+	for _, l := range m.layers {
+		l.SetTrainable(t)
+	}
+}
+
 // Summary describes the model as Keras's model.summary does: one row per
 // layer with its output shape and parameter count, then the totals. Shapes
 // and counts of layers not built yet show as "?".
@@ -158,5 +164,9 @@ func layerType(l Layer) string {
 		return "Sequential"
 	}
 	t := fmt.Sprintf("%T", l)
-	return t[strings.LastIndex(t, ".")+1:]
+	t = t[strings.LastIndex(t, ".")+1:]
+	if u := strings.TrimSuffix(t, "Layer"); u != "" {
+		return u
+	}
+	return t
 }

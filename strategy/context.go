@@ -1,8 +1,6 @@
 package strategy
 
 import (
-	"fmt"
-
 	"github.com/gotrain/gotrain/graph"
 )
 
@@ -20,7 +18,7 @@ type ReplicaContext struct {
 	updates   []Update
 	gradVars  map[*graph.Node]*graph.Variable
 	gradCalls []gradCall
-	reduces   []*allReduce
+	coll      replicaCollective // the trace's collective, as this replica
 }
 
 // gradCall remembers one Gradients call so ApplyGradients can find the
@@ -130,9 +128,13 @@ func (c *ReplicaContext) VariablesOf(grads []*graph.Node) ([]*graph.Variable, er
 // ApplyUpdate registers an optimizer update for this step. Every replica
 // registers the same updates in the same order while tracing; at each Run the
 // strategy sums u.Grads across replicas (kernels.AllReduceSum, replica order)
-// and calls u.Apply once, after every replica succeeded. It panics with an
-// error wrapping ErrScope if a variable was not created under the strategy,
-// and with ErrUsage if the gradients do not match the variables.
+// and calls u.Apply once, after every replica succeeded. An update may have
+// no variables: Apply then simply runs once per step (nn.Dropout advances its
+// random stream's counter so). Layers also use it for statistics, handing
+// values whose cross-replica sum they want (batch norm's moving averages).
+// It panics with an error wrapping ErrScope if a variable was not created
+// under the strategy, and with ErrUsage if the gradients do not match the
+// variables.
 func (c *ReplicaContext) ApplyUpdate(u Update) {
 	if len(u.Vars) != len(u.Grads) {
 		panic(usageError("ApplyUpdate %s: want one gradient per variable, got %d variables and %d gradients", u.Name, len(u.Vars), len(u.Grads)))
@@ -155,12 +157,15 @@ func (c *ReplicaContext) ApplyUpdate(u Update) {
 	c.updates = append(c.updates, u)
 }
 
-// AllReduce returns a node holding op (Sum or Mean) of n over all replicas;
-// every replica's step pauses at the reduction until all have computed n.
+// AllReduce returns a node holding op (Sum or Mean) of n over all replicas,
+// the same bits on every replica. Each replica's step pauses at the
+// reduction, in the middle of its run, until every replica has computed n.
 //
-// The result is fed to the rest of the step as an input, so no gradient
-// flows back through it (as if wrapped in graph.StopGradient): use it for
-// statistics and metrics, not inside a loss that is differentiated.
+// The reduction is differentiable: the gradient of a cross-replica sum with
+// respect to each replica's n is the cross-replica sum of the gradients of
+// the result, which the backward pass computes with another all-reduction.
+// So a loss may depend on it (synchronized batch statistics): gradients
+// summed over replicas, as optimizers get them, are exact.
 func (c *ReplicaContext) AllReduce(op ReduceOp, n *graph.Node) *graph.Node {
 	if op != Sum && op != Mean {
 		panic(usageError("AllReduce: unknown reduce op %v", op))
@@ -168,15 +173,9 @@ func (c *ReplicaContext) AllReduce(op ReduceOp, n *graph.Node) *graph.Node {
 	if n == nil || n.Graph() != c.g {
 		panic(usageError("AllReduce: want a node of replica %d's graph, got %v", c.id, n))
 	}
-	out := c.g.Placeholder(fmt.Sprintf("all_reduce_%d", len(c.reduces)), n.Shape()...)
-	c.reduces = append(c.reduces, &allReduce{op: op, in: n, out: out})
-	return out
-}
-
-// allReduce is one cross-replica reduction inside a step: the step is split
-// into stages at each reduction (stage k computes in and everything before).
-type allReduce struct {
-	op  ReduceOp
-	in  *graph.Node
-	out *graph.Node
+	scale := 1.0
+	if op == Mean {
+		scale = 1 / float64(c.NumReplicasInSync())
+	}
+	return graph.AllReduce(n, c.coll, scale)
 }

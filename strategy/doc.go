@@ -31,7 +31,20 @@
 // (kernels.AllReduceSum, so the result is bit-identical whatever the replica
 // count's scheduling) and applies each update once to the shared variables.
 // Traces are cached by the step function's identity and the input shapes; the
-// cache is small, so alternating between many step functions retraces.
+// cache is small, so alternating between many step functions retraces. A
+// trace also goes stale, and the step retraces, when a variable it reads
+// changes trainability (a layer frozen or unfrozen between cells), since the
+// gradients and updates it registered depend on which variables train.
+//
+// # Collectives inside a step
+//
+// [ReplicaContext.AllReduce] reduces a value across replicas in the middle of
+// the step: each replica's program pauses at the reduction until all have
+// arrived, the last one sums in replica order, and all continue with the same
+// bits. It is differentiable (its backward pass is another all-reduction), so
+// synchronized batch statistics can feed a loss. If a replica fails, the
+// others are released from any reduction they wait in and the step is
+// discarded everywhere.
 //
 // # Mirrored variables
 //
@@ -60,11 +73,6 @@
 //
 // A Mirrored is safe for concurrent use, but Run calls are serialized.
 package strategy
-
-// BUG(strategy): ReplicaContext.AllReduce splits the step into stages at each
-// reduction and feeds the reduced value to the next stage as an input, so no
-// gradient flows through it, and each stage recomputes the nodes its input
-// needs.
 
 // BUG(strategy): A step function is identified by its closure. A func literal
 // written in the Run call, a method value, or a named interpreted function is

@@ -82,6 +82,27 @@ func ExampleReplicaContext_AllReduce() {
 	// replica 2 sees 3.0
 }
 
+// The all-reduce carries gradients: with S = Σ_r x_r and loss_r = x_r·S,
+// the total loss Σ_r x_r·S = S² has d/dx_k = 2S on every replica, which is
+// what each replica's backward pass computes (S directly, plus the
+// all-reduced gradient of S).
+func ExampleReplicaContext_AllReduce_gradient() {
+	s := strategy.NewMirrored(strategy.WithReplicas(3), strategy.WithDType(graph.Float64))
+	defer s.Close()
+	xs := strategy.NewPerReplica(data.NewTensor(nil, []float64{0}), data.NewTensor(nil, []float64{1}), data.NewTensor(nil, []float64{2}))
+	step := func(ctx *strategy.ReplicaContext, x *graph.Node) *graph.Node {
+		loss := graph.Mul(x, ctx.AllReduce(strategy.Sum, x))
+		return ctx.Graph().Gradients(loss, []*graph.Node{x})[0]
+	}
+	for r, v := range s.Run(step, xs).Values() {
+		fmt.Printf("replica %d: d total/d x = %.1f\n", r, v.Scalar())
+	}
+	// Output:
+	// replica 0: d total/d x = 6.0
+	// replica 1: d total/d x = 6.0
+	// replica 2: d total/d x = 6.0
+}
+
 func ExampleMirrored_DistributeDatasetsFromFunction() {
 	s := strategy.NewMirrored(strategy.WithReplicas(2))
 	defer s.Close()

@@ -341,6 +341,10 @@ type traceEntry struct {
 func (c *traceCache) get(k traceKey) *trace {
 	for i, e := range c.entries {
 		if e.key.equal(&k) {
+			if e.tr.stale() {
+				c.entries = slices.Delete(c.entries, i, i+1)
+				return nil
+			}
 			copy(c.entries[1:i+1], c.entries[:i])
 			c.entries[0] = e
 			return e.tr
@@ -396,9 +400,28 @@ func (s *Mirrored) Traces() int {
 type trace struct {
 	replicas []*replicaTrace
 	result   resultShape
-	grads    []Grad // scratch handed to Update.Apply
-	bufs32   [][]float32
-	bufs64   [][]float64
+	grads    []Grad      // scratch handed to Update.Apply
+	coll     *collective // the replicas' all-reductions inside the step
+
+	// The variables the step reads and whether each was trainable when it
+	// was traced: the gradients and updates registered depend on it, so a
+	// change (freezing a layer) makes the trace stale.
+	trainable    []*graph.Variable
+	wasTrainable []bool
+	bufs32       [][]float32
+	bufs64       [][]float64
+}
+
+// stale reports whether a variable the step reads changed trainability since
+// the trace: its gradients and optimizer updates were registered for the old
+// state (a frozen layer would still be updated), so the step must retrace.
+func (tr *trace) stale() bool {
+	for i, v := range tr.trainable {
+		if v.Trainable() != tr.wasTrainable[i] {
+			return true
+		}
+	}
+	return false
 }
 
 type replicaTrace struct {
@@ -406,20 +429,16 @@ type replicaTrace struct {
 	inputs  []*graph.Node
 	mask    *graph.Node
 	outputs []*graph.Node
-	stages  []*graph.Program // stage k computes ctx.reduces[k].in
-	prog    *graph.Program   // outputs and gradients
+	prog    *graph.Program // outputs and gradients
 }
-
-// programs returns every program of the replica, final one last.
-func (rt *replicaTrace) programs() []*graph.Program { return append(rt.stages, rt.prog) }
 
 // trace calls the step function once per replica, on the calling goroutine
 // (an interpreted closure and lazily built layers are not safe to run
 // concurrently), and compiles each replica's graph.
 func (s *Mirrored) trace(fn reflect.Value, in *stepInputs) (*trace, error) {
-	tr := &trace{replicas: make([]*replicaTrace, len(in.args))}
+	tr := &trace{replicas: make([]*replicaTrace, len(in.args)), coll: newCollective(len(in.args))}
 	for r := range in.args {
-		rt, shape, err := s.traceReplica(fn, r, in)
+		rt, shape, err := s.traceReplica(fn, r, in, tr.coll)
 		if err != nil {
 			if errors.Is(err, ErrScope) || errors.Is(err, ErrUsage) {
 				return nil, err
@@ -439,9 +458,9 @@ func (s *Mirrored) trace(fn reflect.Value, in *stepInputs) (*trace, error) {
 	return tr, nil
 }
 
-func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs) (rt *replicaTrace, shape resultShape, err error) {
+func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs, coll *collective) (rt *replicaTrace, shape resultShape, err error) {
 	g := graph.New(s.dtype)
-	ctx := &ReplicaContext{s: s, id: r, g: g}
+	ctx := &ReplicaContext{s: s, id: r, g: g, coll: replicaCollective{c: coll, r: r}}
 	rt = &replicaTrace{ctx: ctx}
 	leave := enterTrace(s, ctx)
 	defer leave()
@@ -487,15 +506,8 @@ func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs) (rt *re
 			return nil, shape, err
 		}
 	}
-	// Stage k computes the input of the k-th AllReduce; the final program
-	// computes the outputs and every registered gradient.
-	for _, red := range ctx.reduces {
-		p, err := g.Compile(red.in)
-		if err != nil {
-			return nil, shape, err
-		}
-		rt.stages = append(rt.stages, p)
-	}
+	// One program computes the outputs and every registered gradient;
+	// all-reductions happen inside it (graph.AllReduce).
 	final := slices.Clone(rt.outputs)
 	for _, u := range ctx.updates {
 		final = append(final, u.Grads...)
@@ -529,14 +541,14 @@ func (tr *trace) checkAligned() error {
 				return fail("optimizer update %d (%s) updates other variables than on replica 0", k, u.Name)
 			}
 		}
-		if len(c.reduces) != len(c0.reduces) {
-			return fail("step made %d AllReduce calls, replica 0 made %d", len(c.reduces), len(c0.reduces))
-		}
-		for k, red := range c.reduces {
-			if red.op != c0.reduces[k].op || !slices.Equal(red.in.Shape(), c0.reduces[k].in.Shape()) {
-				return fail("AllReduce %d: %v of %v, replica 0: %v of %v", k, red.op, red.in.Shape(), c0.reduces[k].op, c0.reduces[k].in.Shape())
-			}
-		}
+	}
+	if err := tr.checkCollectives(); err != nil {
+		return err
+	}
+	tr.trainable = tr.replicas[0].prog.Graph().Variables()
+	tr.wasTrainable = make([]bool, len(tr.trainable))
+	for i, v := range tr.trainable {
+		tr.wasTrainable[i] = v.Trainable()
 	}
 	n := len(tr.replicas)
 	tr.bufs32 = make([][]float32, n)
@@ -667,32 +679,30 @@ func flattenResults(t reflect.Type, results []reflect.Value) ([]*graph.Node, res
 // execute runs one traced step on every replica and applies the updates.
 func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	for r, rt := range tr.replicas {
-		for _, p := range rt.programs() {
-			for k, n := range rt.inputs {
-				p.Feed(n, in.args[r][k].Data)
+		p := rt.prog
+		for k, n := range rt.inputs {
+			p.Feed(n, in.args[r][k].Data)
+		}
+		if rt.mask != nil {
+			p.Feed(rt.mask, in.masks[r].Data)
+		}
+		if c := rt.ctx.count; c != nil {
+			cnt := 0.0
+			if in.batch != nil {
+				cnt = float64(in.batch.count)
 			}
-			if rt.mask != nil {
-				p.Feed(rt.mask, in.masks[r].Data)
-			}
-			if c := rt.ctx.count; c != nil {
-				cnt := 0.0
-				if in.batch != nil {
-					cnt = float64(in.batch.count)
-				}
-				p.Feed(c, []float64{cnt})
-			}
+			p.Feed(c, []float64{cnt})
 		}
 	}
-	for k := range tr.replicas[0].stages {
-		errs := s.onReplicas(func(r int) error {
-			return tr.replicas[r].stages[k].Run()
-		})
-		if err := replicaFailure("run", errs); err != nil {
-			return PerReplica{}, err
-		}
-		tr.allReduceStage(k)
-	}
-	errs := s.onReplicas(func(r int) error {
+	tr.coll.reset()
+	errs := s.onReplicas(func(r int) (err error) {
+		defer func() {
+			if err != nil {
+				// Replicas waiting for this one in an all-reduction
+				// would wait forever.
+				tr.coll.abort()
+			}
+		}()
 		if testHookRun != nil {
 			if err := testHookRun(r); err != nil {
 				return err
@@ -700,46 +710,13 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 		}
 		return tr.replicas[r].prog.Run()
 	})
-	if err := replicaFailure("run", errs); err != nil {
+	if err := replicaFailure("run", rootCauses(errs)); err != nil {
 		return PerReplica{}, err
 	}
 	if err := tr.applyUpdates(); err != nil {
 		return PerReplica{}, err
 	}
 	return tr.outputs(in), nil
-}
-
-// allReduceStage reduces the input of AllReduce k across replicas and writes
-// the result into that reduction's placeholder in every later program.
-func (tr *trace) allReduceStage(k int) {
-	n := len(tr.replicas)
-	op := tr.replicas[0].ctx.reduces[k].op
-	for r, rt := range tr.replicas {
-		red := rt.ctx.reduces[k]
-		tr.bufs32[r] = rt.stages[k].F32(red.in)
-		tr.bufs64[r] = rt.stages[k].F64(red.in)
-	}
-	if tr.bufs32[0] != nil {
-		kernels.AllReduceSum(tr.bufs32)
-		if op == Mean {
-			kernels.ScaleTo(tr.bufs32[0], float32(1/float64(n)), tr.bufs32[0])
-		}
-	} else {
-		kernels.AllReduceSum(tr.bufs64)
-		if op == Mean {
-			kernels.ScaleTo(tr.bufs64[0], 1/float64(n), tr.bufs64[0])
-		}
-	}
-	for _, rt := range tr.replicas {
-		out := rt.ctx.reduces[k].out
-		for _, p := range rt.programs()[k+1:] {
-			if tr.bufs32[0] != nil {
-				copy(p.F32(out), tr.bufs32[0])
-			} else {
-				copy(p.F64(out), tr.bufs64[0])
-			}
-		}
-	}
 }
 
 // applyUpdates sums every registered gradient across replicas, in a fixed

@@ -1,0 +1,324 @@
+package graph
+
+// layerKernel is kernelFor for the layer ops; nil for ops it does not know.
+// aux holds index state a forward kernel shares with its gradient's kernel
+// (max-pool argmax), keyed by the forward node's id; compile builds kernels
+// in node order, so the forward entry exists when the gradient asks.
+func layerKernel[T Float](n *Node, in [][]T, out []T, aux map[int][]int) func() {
+	switch n.op {
+	case opIm2Col:
+		x, w := in[0], n.win
+		return func() { im2col(out, x, w) }
+	case opCol2Im:
+		d, w := in[0], n.win
+		return func() { col2im(out, d, w) }
+	case opMaxPool:
+		x, w := in[0], n.win
+		arg := make([]int, n.size)
+		aux[n.id] = arg
+		return func() { maxPool(out, x, arg, w) }
+	case opMaxPoolGrad:
+		arg, dy := aux[n.in[0].id], in[1]
+		return func() {
+			clear(out)
+			for i, v := range dy {
+				if a := arg[i]; a >= 0 {
+					out[a] += v
+				}
+			}
+		}
+	case opGather:
+		table, ids, d := in[0], in[1], n.in[0].shape[1]
+		rows := n.in[0].shape[0]
+		return func() {
+			for i, id := range ids {
+				k := rowIndex(id, i, rows)
+				copy(out[i*d:(i+1)*d], table[k*d:(k+1)*d])
+			}
+		}
+	case opScatterAdd:
+		ids, dy, d, rows := in[0], in[1], n.shape[1], n.shape[0]
+		return func() {
+			clear(out)
+			for i, id := range ids {
+				k := rowIndex(id, i, rows)
+				row := out[k*d : (k+1)*d]
+				for j, v := range dy[i*d : (i+1)*d] {
+					row[j] += v
+				}
+			}
+		}
+	case opDropoutMask:
+		step := in[0]
+		rate, seed, stream := n.c, n.seed, n.stream
+		return func() { dropoutMask(out, step, rate, seed, stream) }
+	case opMaskedSum:
+		x, w := in[0], in[1]
+		c := n.shape[0]
+		acc := make([]float64, c)
+		return func() { maskedSum(out, x, w, acc) }
+	case opMaskedSumGradX:
+		w, dy := in[0], in[1]
+		return func() { maskedSumGradX(out, w, dy) }
+	case opMaskedSumGradW:
+		x, dy := in[0], in[1]
+		return func() { maskedSumGradW(out, x, dy) }
+	case opMaximum:
+		x, c := in[0], T(n.c)
+		return func() {
+			for i, v := range x {
+				out[i] = max(v, c)
+			}
+		}
+	case opMaximumGrad:
+		x, dy, c := in[0], in[1], T(n.c)
+		return func() {
+			for i, v := range x {
+				if v > c {
+					out[i] = dy[i]
+				} else {
+					out[i] = 0
+				}
+			}
+		}
+	case opAllReduce:
+		return allReduceKernel(n, in[0], out)
+	}
+	return nil
+}
+
+func allReduceKernel[T Float](n *Node, x, out []T) func() {
+	c, scale := n.coll, T(n.c)
+	var reduce func()
+	switch buf := any(out).(type) {
+	case []float32:
+		reduce = func() { c.AllReduceF32(buf) }
+	case []float64:
+		reduce = func() { c.AllReduceF64(buf) }
+	}
+	return func() {
+		copy(out, x)
+		reduce()
+		if scale != 1 {
+			for i := range out {
+				out[i] *= scale
+			}
+		}
+	}
+}
+
+// im2col is: cols[(b,oy,ox), (ki,kj,c)] = x[b, oy·sh-padT+ki, ox·sw-padL+kj, c],
+// zero where the window leaves the image.
+func im2col[T Float](cols, x []T, w *window) {
+	k := w.kh * w.kw * w.c
+	row := 0
+	for b := 0; b < w.b; b++ {
+		img := x[b*w.h*w.w*w.c : (b+1)*w.h*w.w*w.c]
+		for oy := 0; oy < w.oh; oy++ {
+			for ox := 0; ox < w.ow; ox++ {
+				dst := cols[row*k : (row+1)*k]
+				row++
+				kj0, kj1 := w.validCols(ox)
+				for ki := 0; ki < w.kh; ki++ {
+					seg := dst[ki*w.kw*w.c : (ki+1)*w.kw*w.c]
+					iy := oy*w.sh - w.padT + ki
+					if iy < 0 || iy >= w.h || kj0 >= kj1 {
+						clear(seg)
+						continue
+					}
+					clear(seg[:kj0*w.c])
+					clear(seg[kj1*w.c:])
+					// The window's columns inside the image are contiguous in x.
+					ix := ox*w.sw - w.padL + kj0
+					copy(seg[kj0*w.c:kj1*w.c], img[(iy*w.w+ix)*w.c:])
+				}
+			}
+		}
+	}
+}
+
+// col2im is im2col's adjoint: dx[b,iy,ix,c] = Σ of the cols elements im2col
+// copied from it.
+func col2im[T Float](dx, cols []T, w *window) {
+	clear(dx)
+	k := w.kh * w.kw * w.c
+	row := 0
+	for b := 0; b < w.b; b++ {
+		img := dx[b*w.h*w.w*w.c : (b+1)*w.h*w.w*w.c]
+		for oy := 0; oy < w.oh; oy++ {
+			for ox := 0; ox < w.ow; ox++ {
+				src := cols[row*k : (row+1)*k]
+				row++
+				kj0, kj1 := w.validCols(ox)
+				for ki := 0; ki < w.kh; ki++ {
+					iy := oy*w.sh - w.padT + ki
+					if iy < 0 || iy >= w.h || kj0 >= kj1 {
+						continue
+					}
+					ix := ox*w.sw - w.padL + kj0
+					d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+kj1-kj0)*w.c]
+					for j, v := range src[(ki*w.kw+kj0)*w.c : (ki*w.kw+kj1)*w.c] {
+						d[j] += v
+					}
+				}
+			}
+		}
+	}
+}
+
+// validCols returns the window columns [kj0,kj1) inside the image for output
+// column ox.
+func (w *window) validCols(ox int) (kj0, kj1 int) {
+	x0 := ox*w.sw - w.padL
+	kj0, kj1 = max(0, -x0), min(w.kw, w.w-x0)
+	return kj0, max(kj0, kj1)
+}
+
+// maxPool is: out[b,oy,ox,c] = max over the window's pixels inside the image
+// of x[b,iy,ix,c], arg the index in x of the first maximum (-1 and 0 for a
+// window with no pixel inside).
+func maxPool[T Float](out, x []T, arg []int, w *window) {
+	c := w.c
+	o := 0
+	for b := 0; b < w.b; b++ {
+		for oy := 0; oy < w.oh; oy++ {
+			for ox := 0; ox < w.ow; ox++ {
+				dst, a := out[o*c:(o+1)*c], arg[o*c:(o+1)*c]
+				o++
+				first := true
+				kj0, kj1 := w.validCols(ox)
+				for ki := 0; ki < w.kh; ki++ {
+					iy := oy*w.sh - w.padT + ki
+					if iy < 0 || iy >= w.h {
+						continue
+					}
+					for kj := kj0; kj < kj1; kj++ {
+						ix := ox*w.sw - w.padL + kj
+						base := ((b*w.h+iy)*w.w + ix) * c
+						src := x[base : base+c]
+						if first {
+							copy(dst, src)
+							for j := range a {
+								a[j] = base + j
+							}
+							first = false
+							continue
+						}
+						for j, v := range src {
+							if v > dst[j] {
+								dst[j], a[j] = v, base+j
+							}
+						}
+					}
+				}
+				if first {
+					clear(dst)
+					for j := range a {
+						a[j] = -1
+					}
+				}
+			}
+		}
+	}
+}
+
+// rowIndex returns id as a row index of a table of rows rows, or panics with
+// an *IndexError.
+func rowIndex[T Float](id T, pos, rows int) int {
+	k := int(id)
+	if T(k) != id || k < 0 || k >= rows {
+		panic(&IndexError{Pos: pos, Value: float64(id), Rows: rows})
+	}
+	return k
+}
+
+const golden = 0x9E3779B97F4A7C15
+
+// splitmix is SplitMix64's output function: a bijective mix of z+γ.
+func splitmix(z uint64) uint64 {
+	z += golden
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// dropoutMask is: out[i] = 0 if u(seed, stream, counter, i) < rate, else
+// 1/(1-rate), u uniform in [0,1) with 53 bits. Counter-based, so any element
+// of any step can be drawn without state and replicas never share draws.
+func dropoutMask[T Float](out, step []T, rate float64, seed, stream uint64) {
+	ctr := uint64(step[1])*counterLow + uint64(step[0])
+	key := splitmix(splitmix(splitmix(seed)^stream) ^ ctr)
+	thr := uint64(rate * (1 << 53))
+	keep := T(1 / (1 - rate))
+	for i := range out {
+		if splitmix(key+uint64(i)*golden)>>11 >= thr {
+			out[i] = keep
+		} else {
+			out[i] = 0
+		}
+	}
+}
+
+// maskedSum is: out[c] = Σ_{b: w[b]≠0} w[b]·Σ_k x[b,k,c], accumulated in
+// float64 in acc.
+func maskedSum[T Float](out, x, w []T, acc []float64) {
+	c := len(out)
+	clear(acc)
+	if c == 0 || len(w) == 0 {
+		clear(out)
+		return
+	}
+	per := len(x) / len(w) // k·c elements per row
+	for b, wb := range w {
+		if wb == 0 {
+			continue
+		}
+		f := float64(wb)
+		row := x[b*per : (b+1)*per]
+		for r := 0; r < per; r += c {
+			for j, v := range row[r : r+c] {
+				acc[j] += f * float64(v)
+			}
+		}
+	}
+	for j, v := range acc {
+		out[j] = T(v)
+	}
+}
+
+// maskedSumGradX is: dx[b,k,c] = w[b]·dy[c].
+func maskedSumGradX[T Float](dx, w, dy []T) {
+	c := len(dy)
+	if c == 0 || len(w) == 0 {
+		return
+	}
+	per := len(dx) / len(w)
+	for b, wb := range w {
+		row := dx[b*per : (b+1)*per]
+		for r := 0; r < per; r += c {
+			for j, v := range dy {
+				row[r+j] = wb * v
+			}
+		}
+	}
+}
+
+// maskedSumGradW is: dw[b] = Σ_{k,c} x[b,k,c]·dy[c].
+func maskedSumGradW[T Float](dw, x, dy []T) {
+	c := len(dy)
+	if c == 0 || len(dw) == 0 {
+		clear(dw)
+		return
+	}
+	per := len(x) / len(dw)
+	for b := range dw {
+		row := x[b*per : (b+1)*per]
+		var s float64
+		for r := 0; r < per; r += c {
+			for j, v := range row[r : r+c] {
+				s += float64(v) * float64(dy[j])
+			}
+		}
+		dw[b] = T(s)
+	}
+}

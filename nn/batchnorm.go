@@ -1,0 +1,221 @@
+package nn
+
+import (
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// BatchNormalizationLayer normalizes its input per channel (the last axis)
+// with the batch's mean and variance while training, and with moving
+// averages of them otherwise, then scales by gamma and shifts by beta (keras
+// layers.BatchNormalization). Create it with BatchNormalization.
+//
+// While training, the statistics are taken over the real rows of the batch
+// only (the step's mask excludes padding), over every axis but the last. With
+// SyncBatchStats they are taken over the real rows of all replicas together,
+// through a differentiable cross-replica sum (ReplicaContext.AllReduce), so N
+// replicas compute exactly what one replica computes on the global batch; the
+// mean and the variance are reduced one after the other (two passes), which
+// stays accurate in float32. Without it each replica normalizes its own
+// shard, as Keras does by default.
+//
+// The moving mean and variance are non-trainable variables updated once per
+// step, after every replica ran: moving = momentum·moving + (1-momentum)·batch,
+// with the batch statistics averaged over replicas (identical on every
+// replica when synced). The variance is the biased one (divided by the
+// count), as in Keras.
+//
+// A frozen layer (SetTrainable(false)) also normalizes with the moving
+// averages, as Keras does since TensorFlow 2.
+type BatchNormalizationLayer struct {
+	layerBase
+	sync       bool
+	momentum   float64
+	epsilon    float64
+	gamma      *Variable // nil until built; [channels], ones
+	beta       *Variable // nil until built; [channels], zeros
+	movingMean *Variable // nil until built; [channels], zeros, never trainable
+	movingVar  *Variable // nil until built; [channels], ones, never trainable
+}
+
+// SyncBatchStats makes BatchNormalization compute its batch statistics over
+// all replicas (keras SyncBatchNormalization, BatchNormalization(synchronized=True)).
+func SyncBatchStats() LayerOption {
+	return func(c *layerConfig) { c.mark("SyncBatchStats"); c.sync = true }
+}
+
+// BatchNormMomentum sets the momentum of the moving averages (default 0.99).
+// It panics unless 0 ≤ m ≤ 1.
+func BatchNormMomentum(m float64) LayerOption {
+	if !(m >= 0 && m <= 1) {
+		panic(usageError("BatchNormMomentum: want a momentum in [0, 1], got %v", m))
+	}
+	return func(c *layerConfig) { c.mark("BatchNormMomentum"); c.momentum = m }
+}
+
+// BatchNormEpsilon sets the ε added to the variance (default 1e-3, Keras's).
+// It panics if eps ≤ 0.
+func BatchNormEpsilon(eps float64) LayerOption {
+	if !(eps > 0) {
+		panic(usageError("BatchNormEpsilon: want ε > 0, got %v", eps))
+	}
+	return func(c *layerConfig) { c.mark("BatchNormEpsilon"); c.epsilon = eps }
+}
+
+// BatchNormalization returns a batch normalization layer over the last axis,
+// named batch_normalization, batch_normalization_1, ... Options: Named,
+// SyncBatchStats, BatchNormMomentum, BatchNormEpsilon. It panics on an option
+// it does not take.
+func BatchNormalization(opts ...LayerOption) *BatchNormalizationLayer {
+	c := layerConfig{momentum: 0.99, epsilon: 1e-3}
+	c.apply("BatchNormalization", opts, "Named", "SyncBatchStats", "BatchNormMomentum", "BatchNormEpsilon")
+	if c.name == "" {
+		c.name = strategy.UniqueName("batch_normalization")
+	}
+	return &BatchNormalizationLayer{layerBase: layerBase{name: c.name}, sync: c.sync, momentum: c.momentum, epsilon: c.epsilon}
+}
+
+// Synced reports whether the layer takes its statistics over all replicas.
+func (l *BatchNormalizationLayer) Synced() bool { return l.sync }
+
+// Built reports whether the layer has its variables.
+func (l *BatchNormalizationLayer) Built() bool { return l.gamma != nil }
+
+// Build creates gamma (ones), beta (zeros), and the moving mean (zeros) and
+// variance (ones) for inputs whose last axis has the channels. It panics
+// unless the shape has rank ≥ 2 and at least one channel.
+func (l *BatchNormalizationLayer) Build(inputShape []int) {
+	if l.Built() {
+		return
+	}
+	if len(inputShape) < 2 || inputShape[len(inputShape)-1] < 1 {
+		panic(shapeError("%s: want input shape [batch, ..., channels], got %v", l.name, inputShape))
+	}
+	c := inputShape[len(inputShape)-1]
+	ones := make([]float64, c)
+	for i := range ones {
+		ones[i] = 1
+	}
+	l.gamma = l.newWeight("gamma", []int{c}, ones)
+	l.beta = l.newWeight("beta", []int{c}, nil)
+	l.movingMean = l.newState("moving_mean", []int{c}, nil)
+	l.movingVar = l.newState("moving_variance", []int{c}, ones)
+}
+
+// OutputShape returns the input shape.
+func (l *BatchNormalizationLayer) OutputShape(in []int) []int { return append([]int(nil), in...) }
+
+// Call normalizes x, building the layer on the first call. Training with
+// SyncBatchStats needs ctx; without ctx (outside strategy.Run) the moving
+// averages are not updated. It panics with an error wrapping ErrShape,
+// naming the layer, if x's channels differ from the built ones, and with
+// ErrUsage if the layer is synced, training and ctx is nil.
+func (l *BatchNormalizationLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
+	shape := checkInput(l.name, x, -2, "[batch, ..., channels]")
+	l.Build(shape)
+	c := shape[len(shape)-1]
+	if want := l.gamma.Len(); c != want {
+		panic(shapeError("%s: want %d channels, got %d", l.name, want, c))
+	}
+	g := graphOf(ctx, x)
+	restore := g.SetScope(l.name)
+	defer restore()
+	gamma, beta := g.Var(l.gamma), g.Var(l.beta)
+	if !training || l.frozen {
+		scale := graph.Div(gamma, graph.Sqrt(graph.Add(g.Var(l.movingVar), g.Const(l.epsilon))))
+		return graph.Add(graph.Mul(graph.Sub(x, g.Var(l.movingMean)), scale), beta)
+	}
+	if l.sync && ctx == nil {
+		panic(usageError("%s: synchronized batch statistics need the step's *strategy.ReplicaContext, got nil", l.name))
+	}
+	rows := shape[0]
+	perRow := x.Len() / max(rows*c, 1) // elements of a channel in one row (h·w for images)
+	mask := g.Mask()
+	if mask == nil || mask.Len() != rows {
+		mask = g.Const(1, rows)
+	}
+	// The count of real elements per channel; with sync the strategy feeds
+	// the global number of real rows, so no reduction is needed for it.
+	var count *Tensor
+	if l.sync {
+		count = graph.Scale(ctx.GlobalCount(), float64(perRow))
+	} else {
+		count = graph.Scale(graph.Sum(mask), float64(perRow))
+	}
+	// A replica whose shard is all padding has no statistics of its own;
+	// dividing by max(count, 1) keeps its (masked) outputs finite.
+	count = graph.Maximum(count, 1)
+	sum := graph.MaskedSum(x, mask)
+	if l.sync {
+		sum = ctx.AllReduce(strategy.Sum, sum)
+	}
+	mean := graph.Div(sum, count)
+	centered := graph.Sub(x, mean)
+	sq := graph.MaskedSum(graph.Square(centered), mask)
+	if l.sync {
+		sq = ctx.AllReduce(strategy.Sum, sq)
+	}
+	variance := graph.Div(sq, count)
+	scale := graph.Div(gamma, graph.Sqrt(graph.Add(variance, g.Const(l.epsilon))))
+	y := graph.Add(graph.Mul(centered, scale), beta)
+	if ctx != nil {
+		l.registerMovingUpdate(ctx, mean, variance)
+	}
+	return y
+}
+
+// registerMovingUpdate makes the strategy update the moving averages once
+// per step. The strategy sums what it is handed over replicas, so each
+// replica hands its statistics divided by the replica count: the sum is
+// their mean. The scaled copies also keep the strategy's in-place sum off the
+// nodes the step computes with.
+func (l *BatchNormalizationLayer) registerMovingUpdate(ctx *strategy.ReplicaContext, mean, variance *Tensor) {
+	inv := 1 / float64(ctx.NumReplicasInSync())
+	m := l.momentum
+	mm, mv := l.movingMean, l.movingVar
+	ctx.ApplyUpdate(strategy.Update{
+		Name:  l.name + "/moving_averages",
+		Vars:  []*Variable{mm, mv},
+		Grads: []*Tensor{graph.Scale(mean, inv), graph.Scale(variance, inv)},
+		Apply: func(gs []strategy.Grad) {
+			for _, gr := range gs {
+				if gr.F32 != nil {
+					movingAverage(gr.Var.F32(), gr.F32, m)
+				} else {
+					movingAverage(gr.Var.F64(), gr.F64, m)
+				}
+			}
+		},
+	})
+}
+
+// movingAverage is: for i, v := range batch { moving[i] = m·moving[i] + (1-m)·v }.
+func movingAverage[T float32 | float64](moving, batch []T, m float64) {
+	for i, v := range batch {
+		moving[i] = T(m*float64(moving[i]) + (1-m)*float64(v))
+	}
+}
+
+// Variables returns gamma, beta, moving mean and moving variance (once built).
+func (l *BatchNormalizationLayer) Variables() []*Variable {
+	return nonNil(l.gamma, l.beta, l.movingMean, l.movingVar)
+}
+
+// TrainableVariables returns gamma and beta unless frozen.
+func (l *BatchNormalizationLayer) TrainableVariables() []*Variable { return trainable(l.Variables()) }
+
+// SetTrainable freezes or unfreezes gamma and beta; a frozen layer also
+// normalizes with its moving averages. The moving averages never train.
+func (l *BatchNormalizationLayer) SetTrainable(t bool) { l.setTrainable(t, l.gamma, l.beta) }
+
+// MovingMean returns the moving mean variable, nil before Build.
+func (l *BatchNormalizationLayer) MovingMean() *Variable { return l.movingMean }
+
+// MovingVariance returns the moving variance variable, nil before Build.
+func (l *BatchNormalizationLayer) MovingVariance() *Variable { return l.movingVar }
+
+// Gamma returns the scale variable, nil before Build.
+func (l *BatchNormalizationLayer) Gamma() *Variable { return l.gamma }
+
+// Beta returns the offset variable, nil before Build.
+func (l *BatchNormalizationLayer) Beta() *Variable { return l.beta }

@@ -1,0 +1,141 @@
+package nn
+
+import (
+	"math"
+
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// Conv2DLayer is a 2-D convolution over NHWC images (keras layers.Conv2D):
+// act(conv(x, kernel) + bias), kernel [k, k, in, filters], bias [filters].
+// Create it with Conv2D.
+type Conv2DLayer struct {
+	layerBase
+	filters, size    int
+	strideH, strideW int
+	padding          Padding
+	act              Activation
+	useB             bool
+	kernel           *Variable // nil until built
+	bias             *Variable // nil until built or without bias
+}
+
+// Conv2D returns a convolution layer with the given number of filters and a
+// square kernel of side kernel, named conv2d, conv2d_1, ... Options: Named,
+// WithStrides (default 1, 1), WithPadding (default Valid), WithActivation
+// (default Linear), WithoutBias. The product runs as im2col and one gemm
+// (see graph.Conv2D). It panics if filters or kernel is < 1, or on an
+// option it does not take.
+func Conv2D(filters, kernel int, opts ...LayerOption) *Conv2DLayer {
+	if filters < 1 || kernel < 1 {
+		panic(usageError("Conv2D: want filters ≥ 1 and kernel ≥ 1, got %d and %d", filters, kernel))
+	}
+	c := layerConfig{strideH: 1, strideW: 1}
+	c.apply("Conv2D", opts, "Named", "WithStrides", "WithPadding", "WithActivation", "WithoutBias")
+	if c.name == "" {
+		c.name = strategy.UniqueName("conv2d")
+	}
+	return &Conv2DLayer{layerBase: layerBase{name: c.name}, filters: filters, size: kernel,
+		strideH: c.strideH, strideW: c.strideW, padding: c.padding, act: c.act, useB: !c.noBias}
+}
+
+// Built reports whether the layer has its variables.
+func (l *Conv2DLayer) Built() bool { return l.kernel != nil }
+
+// Build creates the kernel (Glorot uniform over fan-in k·k·in and fan-out
+// k·k·filters, as Keras) and the bias (zeros) for inputs [batch, h, w, in].
+// It panics unless the shape has rank 4 with in ≥ 1.
+func (l *Conv2DLayer) Build(inputShape []int) {
+	if l.Built() {
+		return
+	}
+	if len(inputShape) != 4 || inputShape[3] < 1 {
+		panic(shapeError("%s: want input shape [batch, height, width, channels], got %v", l.name, inputShape))
+	}
+	in, k := inputShape[3], l.size
+	init := glorot(l.name+"/kernel", k*k*in*l.filters, k*k*in, k*k*l.filters)
+	l.kernel = l.newWeight("kernel", []int{k, k, in, l.filters}, init)
+	if l.useB {
+		l.bias = l.newWeight("bias", []int{l.filters}, nil)
+	}
+}
+
+// OutputShape returns [batch, oh, ow, filters] for an input [batch, h, w,
+// in], or nil for an input shape of another rank.
+func (l *Conv2DLayer) OutputShape(in []int) []int {
+	if len(in) != 4 {
+		return nil
+	}
+	oh, ow := windowOut(in[1], l.size, l.strideH, l.padding), windowOut(in[2], l.size, l.strideW, l.padding)
+	return []int{in[0], oh, ow, l.filters}
+}
+
+// windowOut is the output length of a window of size k, stride s over n.
+func windowOut(n, k, s int, p Padding) int {
+	if p == Same {
+		return (n + s - 1) / s
+	}
+	return max(0, (n-k)/s+1)
+}
+
+// Call returns the convolution of x, building the layer on the first call.
+// It panics with an error wrapping ErrShape, naming the layer, if x is not
+// [batch, h, w, in] with the channels the layer was built for.
+func (l *Conv2DLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
+	shape := checkInput(l.name, x, 4, "[batch, height, width, channels]")
+	l.Build(shape)
+	if want := l.kernel.Shape()[2]; shape[3] != want {
+		panic(shapeError("%s: want %d input channels, got %d", l.name, want, shape[3]))
+	}
+	g := graphOf(ctx, x)
+	restore := g.SetScope(l.name)
+	defer restore()
+	var b *Tensor
+	if l.bias != nil {
+		b = g.Var(l.bias)
+	}
+	ga, softmax := l.act.fused()
+	y := graph.Conv2D(x, g.Var(l.kernel), b, l.strideH, l.strideW, l.padding, ga)
+	if softmax {
+		y = graph.Softmax(y)
+	}
+	return y
+}
+
+// Variables returns kernel and bias (once built).
+func (l *Conv2DLayer) Variables() []*Variable { return nonNil(l.kernel, l.bias) }
+
+// TrainableVariables returns the trainable ones of Variables.
+func (l *Conv2DLayer) TrainableVariables() []*Variable { return trainable(l.Variables()) }
+
+// SetTrainable freezes or unfreezes kernel and bias.
+func (l *Conv2DLayer) SetTrainable(t bool) { l.setTrainable(t, l.kernel, l.bias) }
+
+// Kernel returns the kernel variable [k, k, in, filters], nil before Build.
+func (l *Conv2DLayer) Kernel() *Variable { return l.kernel }
+
+// Bias returns the bias variable, nil before Build or without bias.
+func (l *Conv2DLayer) Bias() *Variable { return l.bias }
+
+// glorot returns n values uniform in ±√(6/(fanIn+fanOut)) from the stream
+// for name (GlorotUniform for kernels that are not matrices).
+func glorot(name string, n, fanIn, fanOut int) []float64 {
+	limit := math.Sqrt(6 / float64(fanIn+fanOut))
+	rng := initStream(name)
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = (2*rng.Float64() - 1) * limit
+	}
+	return w
+}
+
+func nonNil(vs ...*Variable) []*Variable {
+	var out []*Variable
+	for _, v := range vs {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,113 @@
+package nn
+
+import (
+	"hash/fnv"
+
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// DropoutLayer zeroes each input element with probability rate while
+// training and scales the others by 1/(1-rate) (inverted dropout, keras
+// layers.Dropout). Create it with Dropout.
+//
+// Masks come from a counter-based random stream (graph.DropoutMask) keyed by
+// the layer's seed, the replica and a step counter: replica r at step t
+// always draws the same mask, replicas draw independent masks, and nothing
+// depends on scheduling. The counter is a non-trainable variable advanced
+// once per step in which the layer trained, so a checkpoint of all variables
+// restores the stream.
+type DropoutLayer struct {
+	layerBase
+	rate    float64
+	seed    uint64
+	seeded  bool      // seed given by WithSeed, else derived in Build
+	counter *Variable // nil until built; [2], graph.CounterValue layout
+}
+
+// WithSeed sets the seed of Dropout's random stream. Without it the seed
+// comes from the strategy's seed and the layer's name, so two strategies
+// with the same seed draw the same masks.
+func WithSeed(seed uint64) LayerOption {
+	return func(c *layerConfig) { c.mark("WithSeed"); c.seed = seed }
+}
+
+// Dropout returns a dropout layer dropping a fraction rate of its inputs,
+// named dropout, dropout_1, ... Options: Named, WithSeed. It panics if rate
+// is outside [0, 1) or on an option it does not take.
+func Dropout(rate float64, opts ...LayerOption) *DropoutLayer {
+	if !(rate >= 0 && rate < 1) {
+		panic(usageError("Dropout: want a rate in [0, 1), got %v", rate))
+	}
+	var c layerConfig
+	c.apply("Dropout", opts, "Named", "WithSeed")
+	if c.name == "" {
+		c.name = strategy.UniqueName("dropout")
+	}
+	return &DropoutLayer{layerBase: layerBase{name: c.name}, rate: rate, seed: c.seed, seeded: c.has("WithSeed")}
+}
+
+// Rate returns the fraction of inputs dropped while training.
+func (l *DropoutLayer) Rate() float64 { return l.rate }
+
+// Built reports whether the layer has its counter.
+func (l *DropoutLayer) Built() bool { return l.counter != nil }
+
+// Build creates the step counter (non-trainable, zeros) and fixes the seed.
+func (l *DropoutLayer) Build([]int) {
+	if l.Built() {
+		return
+	}
+	if !l.seeded {
+		var base uint64
+		if s := strategy.Current(); s != nil {
+			base = s.Seed()
+		}
+		h := fnv.New64a()
+		h.Write([]byte(l.name))
+		l.seed = base ^ h.Sum64()
+	}
+	l.counter = l.newState("counter", []int{2}, nil)
+}
+
+// Counter returns the variable holding the step counter, nil before Build.
+func (l *DropoutLayer) Counter() *Variable { return l.counter }
+
+// Call returns x with dropout applied when training, x itself otherwise
+// (and for rate 0). Inside strategy.Run the replica's ID selects its stream
+// and the layer registers, through ctx.ApplyUpdate, the counter's advance
+// after each step; outside it (ctx nil) the stream of replica 0 is used and
+// the counter is not advanced.
+func (l *DropoutLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
+	checkInput(l.name, x, -1, "[batch, ...]")
+	l.Build(x.Shape())
+	if !training || l.rate == 0 {
+		return x
+	}
+	g := graphOf(ctx, x)
+	restore := g.SetScope(l.name)
+	defer restore()
+	var replica uint64
+	if ctx != nil {
+		replica = uint64(ctx.ReplicaID())
+		counter := l.counter
+		ctx.ApplyUpdate(strategy.Update{Name: l.name, Apply: func([]strategy.Grad) { graph.AdvanceCounter(counter) }})
+	}
+	return graph.Dropout(x, g.Var(l.counter), l.rate, l.seed, replica)
+}
+
+// OutputShape returns the input shape.
+func (l *DropoutLayer) OutputShape(in []int) []int { return append([]int(nil), in...) }
+
+// Variables returns the counter (once built).
+func (l *DropoutLayer) Variables() []*Variable { return nonNil(l.counter) }
+
+// TrainableVariables returns nil: the counter never trains.
+func (l *DropoutLayer) TrainableVariables() []*Variable { return nil }
+
+// SetTrainable records t; the layer has no weights.
+func (l *DropoutLayer) SetTrainable(t bool) { l.setTrainable(t) }
+
+// BUG(nn): A Dropout layer called twice in one step function draws the same
+// mask both times (its stream depends on the replica and the step, not on the
+// call) and advances its counter twice per step.

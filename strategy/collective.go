@@ -1,0 +1,152 @@
+package strategy
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gotrain/gotrain/kernels"
+)
+
+// errAborted is what a replica waiting in a collective panics with when
+// another replica failed: the reduction can never complete, and the step is
+// discarded on every replica.
+var errAborted = errors.New("strategy: all-reduce abandoned: another replica failed")
+
+// collective is one trace's cross-replica reduction point: every AllReduce
+// node of every replica's program calls it in the middle of Run (through a
+// replicaCollective), the k-th call of each replica being the k-th
+// reduction. Programs of one trace are compiled from graphs built alike, so
+// they reach their collectives in the same order (trace checks it).
+//
+// The last replica to arrive sums every buffer in replica order
+// (kernels.AllReduceSum), so all replicas get the same bits whatever the
+// arrival order, and wakes the others. Safe for concurrent use.
+type collective struct {
+	n  int // immutable
+	mu struct {
+		sync.Mutex
+		cond    *sync.Cond
+		arrived int         // replicas waiting in the current reduction
+		gen     uint64      // reductions completed; waiters wait for it to move
+		aborted bool        // a replica failed this step; every call panics
+		bufs32  [][]float32 // per replica, the buffer of the current reduction
+		bufs64  [][]float64
+	}
+}
+
+func newCollective(n int) *collective {
+	c := &collective{n: n}
+	c.mu.cond = sync.NewCond(&c.mu)
+	c.mu.bufs32 = make([][]float32, n)
+	c.mu.bufs64 = make([][]float64, n)
+	return c
+}
+
+// reset readies the collective for a step.
+func (c *collective) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.aborted = false
+	c.mu.arrived = 0
+	clear(c.mu.bufs32)
+	clear(c.mu.bufs64)
+}
+
+// abort wakes every waiting replica, which then panics with errAborted; so
+// does every later call until reset. A failed replica calls it so no other
+// replica waits forever for it.
+func (c *collective) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.aborted = true
+	c.mu.cond.Broadcast()
+}
+
+// arriveLocked registers replica r's arrival and, for the last arrival,
+// runs reduce; the others wait until it has. It panics with errAborted if
+// the step is abandoned first.
+func (c *collective) arriveLocked(reduce func()) {
+	if c.mu.aborted {
+		panic(errAborted)
+	}
+	c.mu.arrived++
+	if c.mu.arrived == c.n {
+		reduce()
+		c.mu.arrived = 0
+		c.mu.gen++
+		c.mu.cond.Broadcast()
+		return
+	}
+	gen := c.mu.gen
+	for gen == c.mu.gen && !c.mu.aborted {
+		c.mu.cond.Wait()
+	}
+	if gen == c.mu.gen {
+		panic(errAborted)
+	}
+}
+
+// replicaCollective is the graph.Collective of one replica.
+type replicaCollective struct {
+	c *collective
+	r int
+}
+
+func (rc replicaCollective) AllReduceF32(buf []float32) {
+	c := rc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.bufs32[rc.r] = buf
+	c.arriveLocked(func() { kernels.AllReduceSum(c.mu.bufs32) })
+}
+
+func (rc replicaCollective) AllReduceF64(buf []float64) {
+	c := rc.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.bufs64[rc.r] = buf
+	c.arriveLocked(func() { kernels.AllReduceSum(c.mu.bufs64) })
+}
+
+// rootCauses keeps the errors of replicas that failed on their own: a
+// replica that stopped only because another failed (errAborted) is not the
+// cause, unless every failure is of that kind.
+func rootCauses(errs []error) []error {
+	own := false
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, errAborted) {
+			own = true
+		}
+	}
+	if !own {
+		return errs
+	}
+	out := make([]error, len(errs))
+	for r, err := range errs {
+		if !errors.Is(err, errAborted) {
+			out[r] = err
+		}
+	}
+	return out
+}
+
+// checkCollectives checks that every replica's program runs the same
+// collectives (count and shapes), so their reductions line up.
+func (tr *trace) checkCollectives() error {
+	c0 := tr.replicas[0].prog.Collectives()
+	for r, rt := range tr.replicas[1:] {
+		c := rt.prog.Collectives()
+		if len(c) != len(c0) {
+			return &ReplicaError{Replica: r + 1, Phase: "trace", Err: fmt.Errorf(
+				"step runs %d all-reductions (forward and backward), replica 0 runs %d; build the same graph on every replica", len(c), len(c0))}
+		}
+		for k := range c {
+			if a, b := c[k].Shape(), c0[k].Shape(); fmt.Sprint(a) != fmt.Sprint(b) {
+				return &ReplicaError{Replica: r + 1, Phase: "trace", Err: fmt.Errorf(
+					"all-reduction %d (%s) of shape %v, replica 0 reduces %v", k, c[k].Name(), a, b)}
+			}
+		}
+	}
+	return nil
+}
