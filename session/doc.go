@@ -1,0 +1,83 @@
+// Package session runs notebook cells in one persistent Go interpreter
+// session (yaegi v0.16.1) and implements kernel.Executor for the kernel.
+//
+// Variables, functions, types, imports and goroutines live on from cell to
+// cell. The session knows nothing of the Jupyter wire protocol: the kernel
+// hands it a cell and a kernel.Output, and it streams what the cell prints,
+// shows what the cell displays, and returns how the cell ended.
+//
+// # Cells
+//
+// yaegi takes either declarations or statements in one evaluation, never
+// both, so a cell is cut into chunks of imports, declarations and
+// statements, kept in order. Each chunk starts with a //line directive,
+// which makes every position the parser or the interpreter reports a
+// position in the cell itself. Imports already made are dropped, so a cell
+// runs again without "redeclared" errors; a new alias of a path works.
+//
+// The session rewrites, in the source and on the same lines, what yaegi
+// cannot run: range over an integer, the min, max and clear builtins, and
+// the generic helpers of slices and maps that notebooks use daily
+// (slices.Sort, SortFunc, Reverse, Max, Min, Equal, IndexFunc, Clone,
+// Sorted, Collect; maps.Keys, Values, Clone). maps.Keys and maps.Values
+// return slices rather than iterators. What cannot be rewritten (range
+// over a function, other generic helpers) is refused with an error that
+// names the construct. A type or method that an earlier cell declared
+// differently is refused too: yaegi would silently keep the old one.
+//
+// A go statement is rewritten so that a panic in the goroutine is printed
+// on the cell's stderr ("session: panic in goroutine started at line N")
+// instead of ending the kernel.
+//
+// # Output
+//
+// fmt.Print*, os.Stdout and os.Stderr as cells see them write to the
+// running cell's Output, from any goroutine. Text written while no cell
+// runs (by a goroutine an earlier cell started) is shown at the start of
+// the next cell. os.Stdout and os.Stderr are io.Writer values in cells,
+// not *os.File. fmt.Scan and os.Stdin read lines through Output.Input.
+// New installs a display.Sink that forwards to the running cell.
+//
+// A cell's final expression becomes its result: a display.Renderer shows
+// its own bundle, anything else its fmt %v text. Calls of the fmt print
+// functions and calls without a result show nothing.
+//
+// # Interrupts
+//
+// Interrupt raises internal/safepoint's flag. Output writes, time.Sleep
+// and compiled library code that checks the flag stop the cell there with
+// an "Interrupted" error, and the session stays intact. Cancelling yaegi's
+// context instead makes closures created by earlier cells return zero
+// values, so it is only the last resort: a second Interrupt that no safe
+// point has seen leaves a cell blocked (say, on a channel) parked for good,
+// and cancels the interpreter for a cell that computes without a safe
+// point. Both replies advise restarting the kernel.
+//
+// # Concurrency
+//
+// Execute calls must not overlap. Complete, Inspect and IsComplete may run
+// while no cell runs; Interrupt may be called at any time. The display sink
+// and the interrupt flag are process-wide, so a process runs one Session at
+// a time; Close restores the display sink New replaced.
+//
+// BUG(session): goroutines that outlive their cell and use global
+// variables race with later cells, because yaegi grows its global frame
+// without synchronization. Goroutines that keep to their own function's
+// variables are safe.
+//
+// BUG(session): a value of an interpreted type is shown with %v: yaegi does
+// not give interpreted types real methods, so neither their String method
+// nor a display.Renderer implementation is seen.
+//
+// BUG(session): yaegi reports the position of a panic at the statement it
+// was running, which for a panic inside an if is the if's condition.
+//
+// BUG(session): a go statement calling a builtin, or a variadic function
+// whose parameters are unknown with xs..., evaluates its arguments in the
+// new goroutine, not where the go statement runs.
+//
+// BUG(session): range over an integer expression n whose type the session
+// cannot infer evaluates n three times; and a generic helper used to
+// declare a global (m := slices.Max(xs)) needs a type the session can
+// infer, or yaegi fails with "nil reflect type".
+package session

@@ -1,0 +1,118 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gotrain/gotrain/kernel"
+	"github.com/gotrain/gotrain/session"
+)
+
+// printOutput is a kernel.Output that prints what a cell shows.
+type printOutput struct{}
+
+func (printOutput) Stream(name, text string) { fmt.Printf("[%s] %s", name, text) }
+func (printOutput) Display(data kernel.MIMEBundle, _ map[string]any, _ string, _ bool) {
+	fmt.Println("[display]", data["text/plain"])
+}
+func (printOutput) ClearOutput(bool)                   {}
+func (printOutput) Input(string, bool) (string, error) { return "", errors.New("no stdin") }
+
+func execute(s *session.Session, code string) {
+	res := s.Execute(context.Background(), kernel.ExecuteRequest{Code: code}, printOutput{})
+	switch {
+	case res.Err != nil:
+		fmt.Printf("%s: %s\n", res.Err.Name, res.Err.Value)
+	case res.Value != nil:
+		fmt.Println("=>", res.Value["text/plain"])
+	}
+}
+
+func ExampleNew() {
+	s, err := session.New(session.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	execute(s, "import \"fmt\"\nlr := 0.1\nfunc decay(v float64) float64 { return v * 0.5 }")
+	execute(s, "lr = decay(lr)\nfmt.Printf(\"lr %.3f\\n\", lr)\nlr * 2")
+	// Output:
+	// [stdout] lr 0.050
+	// => 0.1
+}
+
+func ExampleSession_Execute() {
+	s, _ := session.New(session.Options{})
+	defer s.Close()
+	// Range over an int and min are rewritten for the interpreter.
+	execute(s, "total := 0\nfor i := range 5 {\n\ttotal += i\n}\nmin(total, 100)")
+	// Errors carry the cell's own line and column.
+	execute(s, "x := 1\n\ny := x + undefinedThing")
+	execute(s, "func boom() {\n\tpanic(\"bad batch\")\n}\nboom()")
+	// Output:
+	// => 10
+	// CompileError: 3:10: undefined: undefinedThing
+	// Panic: bad batch (at 2:2)
+}
+
+func ExampleSession_Interrupt() {
+	s, _ := session.New(session.Options{})
+	defer s.Close()
+	execute(s, "import \"time\"\nsteps := 0")
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		s.Interrupt() // time.Sleep in a cell is a safe point
+	}()
+	execute(s, "for {\n\tsteps++\n\ttime.Sleep(time.Millisecond)\n}")
+	execute(s, "steps > 0")
+	// Output:
+	// Interrupted: interrupted
+	// => true
+}
+
+func ExampleSession_Complete() {
+	s, _ := session.New(session.Options{})
+	defer s.Close()
+	execute(s, "import \"strings\"")
+	c := s.Complete("strings.ToU", 11)
+	fmt.Println(c.Matches, c.CursorStart, c.CursorEnd)
+	// Output:
+	// [ToUpper ToUpperSpecial] 8 11
+}
+
+func ExampleSession_Inspect() {
+	s, _ := session.New(session.Options{})
+	defer s.Close()
+	execute(s, "import \"strings\"")
+	r := s.Inspect("strings.Repeat(\"ab\", 3)", 10, 0)
+	fmt.Println(r.Found, r.Data["text/plain"])
+	// Output:
+	// true func strings.Repeat(string, int) string
+}
+
+func ExampleSession_IsComplete() {
+	s, _ := session.New(session.Options{})
+	defer s.Close()
+	for _, code := range []string{"x := 1", "for i := range 3 {", "x := )"} {
+		r := s.IsComplete(code)
+		fmt.Printf("%-20q %s %q\n", code, r.Status, r.Indent)
+	}
+	// Output:
+	// "x := 1"             complete ""
+	// "for i := range 3 {" incomplete "\t"
+	// "x := )"             invalid ""
+}
+
+func ExampleErrorList_Err() {
+	var list session.ErrorList
+	fmt.Println(list.Err() == nil)
+	list = append(list, session.Error{Msg: "undefined: x"})
+	fmt.Println(strings.TrimSpace(list.Err().Error()))
+	// Output:
+	// true
+	// session: undefined: x
+}
