@@ -130,6 +130,7 @@ func (s *Session) Complete(code string, cursor int) kernel.CompleteResult {
 		for n := range s.globals() {
 			cands = append(cands, n)
 		}
+		cands = append(cands, declaredIn(code[:start])...)
 	}
 	seen := map[string]bool{}
 	matches := []string{}
@@ -142,6 +143,37 @@ func (s *Session) Complete(code string, cursor int) kernel.CompleteResult {
 	sort.Strings(matches)
 	startRunes := utf8.RuneCountInString(code[:start])
 	return kernel.CompleteResult{Matches: matches, CursorStart: startRunes, CursorEnd: cursor, Metadata: map[string]any{}}
+}
+
+// declaredIn returns the names that code declares, even unfinished code:
+// the cell being typed may use a name it declared a few lines above before
+// it has ever run. It scans tokens, so syntax errors do not matter.
+func declaredIn(code string) []string {
+	var sc scanner.Scanner
+	fset := token.NewFileSet()
+	sc.Init(fset.AddFile("", -1, len(code)), []byte(code), nil, 0)
+	var names, pending []string // pending: identifiers of a possible `a, b :=`
+	prev := token.ILLEGAL
+	for {
+		_, tok, lit := sc.Scan()
+		switch {
+		case tok == token.EOF:
+			return names
+		case tok == token.IDENT && (prev == token.VAR || prev == token.CONST || prev == token.TYPE || prev == token.FUNC):
+			names = append(names, lit)
+		case tok == token.IDENT && (prev == token.COMMA || prev != token.PERIOD):
+			if prev != token.COMMA {
+				pending = pending[:0]
+			}
+			pending = append(pending, lit)
+		case tok == token.DEFINE:
+			names = append(names, pending...)
+			pending = pending[:0]
+		case tok != token.COMMA:
+			pending = pending[:0]
+		}
+		prev = tok
+	}
 }
 
 // members lists the exported fields and methods of a value's type.

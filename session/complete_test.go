@@ -29,6 +29,10 @@ func TestComplete(t *testing.T) {
 		{"cursor inside", "fmt.Pri(x)", 7, []string{"Println"}, nil, 4, 7},
 		{"runes before cursor", "s := \"héllo\"; tot", -1, []string{"totalLoss"}, nil, 14, 17},
 		{"hidden helpers", "_gotrain", -1, nil, []string{"_gotrain_min"}, 0, 8},
+		{"declared above in the same code", "zebraCount := 3\nzebraC", -1, []string{"zebraCount"}, nil, 16, 22},
+		{"declared by var, func and a, b :=", "var alphaRate float64\nfunc alphaStep() {}\nalphaX, alphaY := 1, 2\nalpha", -1, []string{"alphaRate", "alphaStep", "alphaX", "alphaY"}, nil, 65, 70},
+		{"assignment is not a declaration", "alphaZ = 3\nalpha", -1, nil, []string{"alphaZ"}, 11, 16},
+		{"selector is not a declaration", "cfg.alphaW := 3\nalpha", -1, nil, []string{"alphaW"}, 16, 21},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

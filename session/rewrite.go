@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,9 +24,13 @@ const (
 
 // prepared is a chunk ready for the interpreter.
 type prepared struct {
-	kind       chunkKind
-	src        string // what Compile receives
-	final      bool   // the chunk ends with an expression whose value is shown
+	kind  chunkKind
+	src   string // what Compile receives
+	final bool   // the chunk ends with an expression whose value is shown
+	// callee is the source of the final call's function when it is a name
+	// or a selector chain (f, mon.Done, pkg.Func): evaluating it has no side
+	// effects, so runCell can ask whether the call returns anything.
+	callee     string
 	imports    map[string]string
 	decls      map[string]string // type and method keys to their source, recorded after success
 	names      map[string]nameInfo
@@ -113,6 +118,7 @@ func (s *Session) prepare(cell string, c chunk) (*prepared, error) {
 		if n := len(body); n > 0 {
 			if es, ok := body[n-1].(*ast.ExprStmt); ok && !r.printCall(es.X) {
 				p.final = true
+				p.callee = calleeSource(es.X)
 			}
 		}
 	}
@@ -335,6 +341,31 @@ func recvName(t ast.Expr) string {
 			return x.Name
 		default:
 			return "?"
+		}
+	}
+}
+
+// calleeSource returns the function expression of the call x as source when
+// it is a name or a chain of selectors on a name, and "" otherwise.
+func calleeSource(x ast.Expr) string {
+	call, ok := x.(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for e := call.Fun; ; {
+		switch t := e.(type) {
+		case *ast.Ident:
+			parts = append(parts, t.Name)
+			slices.Reverse(parts)
+			return strings.Join(parts, ".")
+		case *ast.SelectorExpr:
+			parts = append(parts, t.Sel.Name)
+			e = t.X
+		case *ast.ParenExpr:
+			e = t.X
+		default:
+			return ""
 		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"go/token"
 	"io"
+	"os"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -76,6 +78,10 @@ func New(opts Options) (*Session, error) {
 	s.mu.names = map[string]nameInfo{}
 	s.interp = interp.New(interp.Options{
 		GoPath: opts.GoPath,
+		// yaegi gives the interpreter an empty environment of its own unless
+		// told otherwise; cells must see the kernel's, as a program would
+		// (MNIST_DIR, HOME, GOMODCACHE).
+		Env:    os.Environ(),
 		Stdin:  stdinReader{s.router},
 		Stdout: streamWriter{s.router, 0},
 		Stderr: interpStderr{s.router},
@@ -258,6 +264,9 @@ func (s *Session) Interrupt() {
 // cells return zero values from then on. Either way the reply advises a
 // restart. Cancelling ctx has the same effect as the forced stop.
 func (s *Session) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
+	if name, ok := helpRequest(req.Code); ok {
+		return s.help(name)
+	}
 	s.mu.Lock()
 	if s.mu.closed {
 		s.mu.Unlock()
@@ -377,11 +386,73 @@ func (s *Session) runCell(ctx context.Context, run *cellRun, code string) (res k
 			return s.runtimeError(err)
 		}
 		s.commit(p, code, c)
-		if i == len(chunks)-1 && p.final {
+		if i == len(chunks)-1 && p.final && s.returnsValue(p.callee) {
 			res.Value = formatValue(v)
 		}
 	}
 	return res
+}
+
+// helpPattern matches a help request as IPython users type it: `?name` or
+// `name?`, where name is an identifier or a selector chain.
+var helpPattern = regexp.MustCompile(`^\s*(?:\?\s*([\pL_][\pL\pN_.]*)|([\pL_][\pL\pN_.]*)\s*\?)\s*$`)
+
+// helpRequest reports whether code asks for help, and on what.
+func helpRequest(code string) (string, bool) {
+	m := helpPattern.FindStringSubmatch(code)
+	if m == nil {
+		return "", false
+	}
+	return m[1] + m[2], true
+}
+
+// help answers `?name` with the inspection of name, shown in the front
+// end's pager, as ipykernel does; an unknown name is an error naming it.
+func (s *Session) help(name string) kernel.ExecuteResult {
+	r := s.Inspect(name, len(name), 1)
+	if !r.Found {
+		return kernel.ExecuteResult{Err: &kernel.ExecError{
+			Name: "NameError", Value: fmt.Sprintf("session: no help for %q: not a package, function, type or variable in scope", name),
+		}}
+	}
+	return kernel.ExecuteResult{Pages: []kernel.MIMEBundle{r.Data}}
+}
+
+// noResultBuiltins are the builtins whose calls have no value.
+var noResultBuiltins = []string{"print", "println", "panic", "close", "delete", "clear"}
+
+// returnsValue reports whether a cell's final call of callee (see
+// prepared.callee) has a result. yaegi hands back a leftover value from the
+// frame for a call that returns nothing, such as mon.Done() after a loop,
+// so the decision rests on the function's type instead. An empty callee
+// (not a call, or a call of a computed function) is assumed to have one.
+func (s *Session) returnsValue(callee string) bool {
+	if callee == "" {
+		return true
+	}
+	if slices.Contains(noResultBuiltins, callee) {
+		return false
+	}
+	fn, err := s.evalQuiet(callee)
+	if err != nil || !fn.IsValid() || fn.Kind() != reflect.Func {
+		return true
+	}
+	return fn.Type().NumOut() > 0
+}
+
+// evalQuiet evaluates an expression without side effects (a name or a
+// selector chain) and returns its value; any failure is an error.
+func (s *Session) evalQuiet(expr string) (v reflect.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("session: evaluating %s: %v", expr, r)
+		}
+	}()
+	prog, err := s.compile(expr)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	return s.interp.Execute(prog)
 }
 
 // errCompilerPanic marks a panic inside yaegi's compiler.

@@ -150,12 +150,61 @@ func TestFinalValue(t *testing.T) {
 		{name: "fmt.Printf not shown", cells: []string{"import \"fmt\"\nfmt.Printf(\"%d\\n\", 3)"}, want: "", stdout: "3\n"},
 		{name: "aliased fmt not shown", cells: []string{"import f \"fmt\"\nf.Print(\"x\")"}, want: "", stdout: "x"},
 		{name: "no-result call not shown", cells: []string{"func nothing() {}\nnothing()"}, want: ""},
+		// A no-result call after other statements used to show a value left
+		// over from them (mon.Done() after a training loop showed a path).
+		{name: "no-result method after statements", cells: []string{"type box struct{ n int }\nfunc (b *box) bump() { b.n++ }", "b := &box{}\nname := \"left over\"\n_ = name\nb.bump()"}, want: ""},
+		{name: "no-result closure after statements", cells: []string{"path := \"/tmp/x\"\ndone := func() {}\n_ = path\ndone()"}, want: ""},
+		{name: "no-result call after a declaration chunk", cells: []string{"type acc struct{ n int }\nfunc (a *acc) add(k int) { a.n += k }", "a := &acc{}\nvar label = \"left over\"\na.add(2)"}, want: ""},
+		{name: "no-result method of a compiled type", cells: []string{"import \"strings\"\nsb := &strings.Builder{}\nsb.Reset()"}, want: ""},
+		{name: "no-result compiled function with a closure argument", cells: []string{"import \"sort\"\nxs := []int{3, 1, 2}\nsort.Slice(xs, func(i, j int) bool { return xs[i] < xs[j] })"}, want: ""},
+		{name: "no-result call with a closure argument", cells: []string{"run := func(f func()) { f() }\nname := \"left over\"\nvar n int\nrun(func() { n = len(name) })"}, want: ""},
+		{name: "no-result builtin", cells: []string{"m := map[string]int{\"a\": 1}\ndelete(m, \"a\")"}, want: ""},
+		{name: "method with a result still shown", cells: []string{"import \"strings\"\nr := strings.NewReplacer(\"a\", \"b\")\nr.Replace(\"aa\")"}, want: "bb"},
 		{name: "assignment not shown", cells: []string{"x := 5"}, want: ""},
 		{name: "declaration not shown", cells: []string{"var y = 5"}, want: ""},
 		{name: "value after declaration", cells: []string{"func two() int { return 2 }\ntwo()"}, want: "2"},
 		{name: "first of two results", cells: []string{"import \"strconv\"\nstrconv.Atoi(\"12\")"}, want: "12"},
 		{name: "error value", cells: []string{"import \"errors\"\nerrors.New(\"bad thing\")"}, want: "bad thing"},
 	})
+}
+
+func TestHelpPager(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "import \"strings\"\nfunc twice(n int) int { return 2 * n }")
+	tests := []struct {
+		code, want string // want: a substring of the page; "" means an error
+	}{
+		{"?strings.ToUpper", "ToUpper"},
+		{"strings.ToUpper?", "func strings.ToUpper(string) string"},
+		{"  ? twice  ", "twice"},
+		{"?nosuchname", ""},
+	}
+	for _, tt := range tests {
+		res, _ := run(t, s, tt.code)
+		if tt.want == "" {
+			if res.Err == nil || !strings.Contains(res.Err.Value, "nosuchname") {
+				t.Errorf("%q: got %+v, want an error naming the name", tt.code, res)
+			}
+			continue
+		}
+		if res.Err != nil || len(res.Pages) != 1 {
+			t.Fatalf("%q: got error %v and %d pages, want one page", tt.code, res.Err, len(res.Pages))
+		}
+		if page, _ := res.Pages[0]["text/plain"].(string); !strings.Contains(page, tt.want) {
+			t.Errorf("%q: page %q lacks %q", tt.code, page, tt.want)
+		}
+	}
+	if _, ok := helpRequest("x := a ? b"); ok {
+		t.Error(`"x := a ? b" taken for a help request`)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	t.Setenv("GOTRAIN_SESSION_TEST", "from the kernel")
+	s := newSession(t)
+	if got := mustRun(t, s, "import \"os\"\nos.Getenv(\"GOTRAIN_SESSION_TEST\")"); got != "from the kernel" {
+		t.Errorf("os.Getenv in a cell = %q, want the kernel's value %q", got, "from the kernel")
+	}
 }
 
 func TestErrors(t *testing.T) {
