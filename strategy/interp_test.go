@@ -80,3 +80,28 @@ func TestRetraceWarning(t *testing.T) {
 		t.Errorf("%d warnings, want 1:\n%s", n, warn.String())
 	}
 }
+
+// A notebook that defines several step functions with the same signature,
+// each run many times (one model per recipe, say), is not the retrace trap:
+// each is traced once and then hits the cache, so Run must not warn.
+func TestNoRetraceWarningForReusedSteps(t *testing.T) {
+	var warn strings.Builder
+	defer strategy.SetWarnOutput(&warn)()
+	s := strategy.NewMirrored(strategy.WithReplicas(1), strategy.WithDType(graph.Float64))
+	defer closeStrategy(t, s)
+	x := data.NewTensor([]int{2}, []float64{1, 2})
+	for k := range 8 {
+		step := func(x *graph.Node) *graph.Node { return graph.Scale(graph.Sum(x), float64(k)) }
+		for range 3 {
+			if got := s.Reduce(strategy.Sum, s.Run(step, x)).Scalar(); got != float64(3*k) {
+				t.Fatalf("step function %d: %v, want %v", k, got, 3*k)
+			}
+		}
+	}
+	if s.Traces() < 8 {
+		t.Fatalf("%d traces, want one per step function (8)", s.Traces())
+	}
+	if warn.Len() != 0 {
+		t.Errorf("warned although every step function was reused:\n%s", warn.String())
+	}
+}

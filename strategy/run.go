@@ -140,6 +140,12 @@ func (s *Mirrored) TryRun(stepFn any, args ...any) (PerReplica, error) {
 	key := traceKeyOf(stepFn, fn, in, s.traces.keyBuf)
 	s.traces.keyBuf = key.shapes
 	tr := s.traces.get(key)
+	if tr != nil {
+		// A hit breaks a run of retraces: a notebook may well define several
+		// step functions with the same signature (all interpreted closures
+		// share one code pointer), each traced once and then reused.
+		s.traces.lookalikes = 0
+	}
 	if tr == nil {
 		tr, err = s.trace(fn, in)
 		if err != nil {
@@ -328,7 +334,7 @@ const traceCacheSize = 8
 // traceCache is a small most-recently-used list. Guarded by Mirrored.runMu.
 type traceCache struct {
 	entries    []traceEntry
-	lookalikes int   // traces of functions that looked like a cached one
+	lookalikes int   // consecutive traces of functions that looked like a cached one
 	keyBuf     []int // scratch for traceKeyOf
 }
 
