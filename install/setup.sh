@@ -13,6 +13,7 @@ packages=(
 	jupyter-notebook jupyter-nbconvert python3-nbclient
 	jupyter-client jupyter-console python3-ipykernel
 	python3-jupyter-kernel-test     # the Jupyter conformance suite
+	dataset-fashion-mnist           # Fashion-MNIST for the MNIST notebook's second run
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -15,7 +15,7 @@ import (
 // batch of the given size with the given number of replicas, for steps timed
 // steps after one untimed step (which traces). It returns examples per second.
 // It returns an error for invalid arguments or a failed step.
-func BenchMLP(replicas int, dims []int, batch, steps int, dt graph.DType) (samplesPerSec float64, err error) {
+func BenchMLP(replicas int, dims []int, batch, steps int, dt graph.DType, opts ...strategy.Option) (samplesPerSec float64, err error) {
 	if replicas < 1 || len(dims) < 2 || batch < 1 || steps < 1 {
 		return 0, fmt.Errorf("nn: BenchMLP: want replicas ≥ 1, at least 2 dims, batch ≥ 1, steps ≥ 1, got %d, %v, %d, %d", replicas, dims, batch, steps)
 	}
@@ -29,7 +29,7 @@ func BenchMLP(replicas int, dims []int, batch, steps int, dt graph.DType) (sampl
 			err = fmt.Errorf("nn: BenchMLP: %v", v)
 		}
 	}()
-	s := strategy.NewMirrored(strategy.WithReplicas(replicas), strategy.WithDType(dt))
+	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithReplicas(replicas), strategy.WithDType(dt)}, opts...)...)
 	defer s.Close()
 	x := data.RandomNormal(1, batch, dims[0])
 	y := data.RandomInts(2, dims[len(dims)-1], batch)

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/blas"
+	"github.com/gotrain/gotrain/nn"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "mlp" {
+		return fmt.Errorf("gotrain bench: want a benchmark name (mlp), got %q", args)
+	}
+	fs := flag.NewFlagSet("gotrain bench mlp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	replicas := fs.Int("replicas", runtime.NumCPU(), "number of replicas")
+	dimsFlag := fs.String("dims", "784,512,512,10", "layer widths, input first")
+	batch := fs.Int("batch", 256, "global batch size")
+	steps := fs.Int("steps", 200, "timed training steps")
+	dtype := fs.String("dtype", "f32", "f32 or f64")
+	threads := fs.Int("threads", 0, "BLAS threads per replica; 0 divides the cores among replicas")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	dims, err := parseDims(*dimsFlag)
+	if err != nil {
+		return err
+	}
+	dt := graph.Float32
+	switch *dtype {
+	case "f32":
+	case "f64":
+		dt = graph.Float64
+	default:
+		return fmt.Errorf("gotrain bench mlp: --dtype: want f32 or f64, got %q", *dtype)
+	}
+	var opts []strategy.Option
+	perReplica := max(1, runtime.NumCPU() / *replicas)
+	if *threads > 0 {
+		// One replica on one core is the baseline that replica scaling is
+		// measured against.
+		opts = append(opts, strategy.WithBLASThreads(false))
+		blas.SetThreads(*threads)
+		perReplica = *threads
+	}
+	rate, err := nn.BenchMLP(*replicas, dims, *batch, *steps, dt, opts...)
+	if err != nil {
+		return err
+	}
+	// Forward is one product per layer, backward two (weights and inputs).
+	var macs float64
+	for i := 0; i+1 < len(dims); i++ {
+		macs += float64(dims[i] * dims[i+1])
+	}
+	flopsPerSample := 3 * 2 * macs
+	achieved := rate * flopsPerSample / 1e9
+	peak := gemmPeak(*replicas, perReplica, dt)
+	fmt.Fprintf(stdout, "mlp dims=%s replicas=%d global_batch=%d %s blas=%s threads/replica=%d\n", *dimsFlag, *replicas, *batch, *dtype, blas.Name(), perReplica)
+	fmt.Fprintf(stdout, "GFLOP/s: %.1f (%.0f%% of this machine's %s gemm peak %.1f GFLOP/s, same replicas and BLAS threads)\n",
+		achieved, 100*achieved/peak, *dtype, peak)
+	fmt.Fprintf(stdout, "samples/s: %.0f\n", rate)
+	return nil
+}
+
+func parseDims(s string) ([]int, error) {
+	parts := strings.Split(s, ",")
+	dims := make([]int, len(parts))
+	for i, p := range parts {
+		d, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || d < 1 {
+			return nil, fmt.Errorf("gotrain bench mlp: --dims: want positive integers separated by commas, got %q", s)
+		}
+		dims[i] = d
+	}
+	if len(dims) < 2 {
+		return nil, fmt.Errorf("gotrain bench mlp: --dims: want at least two widths, got %q", s)
+	}
+	return dims, nil
+}
+
+// gemmPeak measures what the BLAS in use reaches on a square 512 product
+// laid out as the strategy lays out training: one goroutine per replica,
+// each replica's BLAS with the given threads. It is the ceiling the
+// training step's matrix products can approach.
+func gemmPeak(workers, threads int, dt graph.DType) float64 {
+	const n, reps = 512, 20
+	prev := blas.Threads()
+	blas.SetThreads(threads)
+	defer blas.SetThreads(prev)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if dt == graph.Float64 {
+				a, c := make([]float64, n*n), make([]float64, n*n)
+				for i := range a {
+					a[i] = float64(i%7) * 0.1
+				}
+				for r := 0; r < reps; r++ {
+					blas.Dgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
+				}
+				return
+			}
+			a, c := make([]float32, n*n), make([]float32, n*n)
+			for i := range a {
+				a[i] = float32(i%7) * 0.1
+			}
+			for r := 0; r < reps; r++ {
+				blas.Sgemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(workers) * reps * 2 * n * n * n / time.Since(start).Seconds() / 1e9
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gotrain/gotrain/install"
+)
+
+func runInstall(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gotrain install", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var w install.Where
+	fs.BoolVar(&w.User, "user", false, "install for the current user only")
+	fs.StringVar(&w.Prefix, "prefix", "", "install into `DIR`/share/jupyter/kernels")
+	fs.BoolVar(&w.SysPrefix, "sys-prefix", false, "install into Debian Python's prefix, /usr")
+	name := fs.String("name", install.DefaultName, "kernel `NAME` front ends record in notebooks")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("gotrain install: unexpected arguments %q", fs.Args())
+	}
+	dir, err := install.Dir(w, *name)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("gotrain install: cannot find this binary: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return fmt.Errorf("gotrain install: %w", err)
+	}
+	spec, err := install.NewSpec(exe)
+	if err != nil {
+		return err
+	}
+	if err := install.Write(dir, spec); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "installed kernelspec %s in %s\n", *name, dir)
+	return nil
+}

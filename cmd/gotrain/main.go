@@ -1,0 +1,49 @@
+// Command gotrain is the gotrain Jupyter kernel for Go and its tools.
+//
+//	gotrain kernel CONNECTION_FILE   serve one notebook session (Jupyter starts this)
+//	gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME]
+//	gotrain bench mlp [flags]        time training steps of an MLP
+//	gotrain version
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is the gotrain release; set with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"kernel":  runKernel,
+	"install": runInstall,
+	"bench":   runBench,
+	"version": runVersion,
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "gotrain: unknown command %q\n", os.Args[1])
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	if err := cmd(os.Args[2:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  gotrain kernel CONNECTION_FILE
+  gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME]
+  gotrain bench mlp [--replicas N] [--dims 784,512,512,10] [--batch 256] [--steps S] [--dtype f32|f64]
+  gotrain version
+`)
+}

@@ -1,0 +1,15 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+)
+
+func runVersion(args []string, stdout, _ io.Writer) error {
+	if len(args) != 0 {
+		return fmt.Errorf("gotrain version: takes no arguments, got %q", args)
+	}
+	fmt.Fprintf(stdout, "gotrain %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}

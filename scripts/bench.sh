@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Benchmarks, side by side with their references on this machine, in one run.
+# Prints figures and ratios; asserts nothing (tests never assert on time).
+#
+#   scripts/bench.sh [kernel|mlp|all]    (default all)
+# Needs ../shared/bench beside the checkout and Debian's python3-torch for mlp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+ref=${GOTRAIN_BENCH_REF:-../shared/bench}
+what=${1:-all}
+go build -o bin/gotrain ./cmd/gotrain
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+if [ "$what" = kernel ] || [ "$what" = all ]; then
+	echo "== kernel round trip: execute_request '1+1', 300 times (jupyter_client)"
+	bin/gotrain install --prefix "$PWD/build/jupyter" >/dev/null
+	export JUPYTER_PATH="$PWD/build/jupyter/share/jupyter"
+	g=$(/usr/bin/python3 "$ref/kernel_latency.py" gotrain '1+1' 300)
+	p=$(/usr/bin/python3 "$ref/kernel_latency.py" python3 '1+1' 300)
+	echo "$g"; echo "$p"
+	gp50=$(sed -E 's/.*p50 ([0-9.]+) ms.*/\1/' <<<"$g"); pp50=$(sed -E 's/.*p50 ([0-9.]+) ms.*/\1/' <<<"$p")
+	gs=$(sed -E 's/.*startup ([0-9.]+) ms.*/\1/' <<<"$g"); ps=$(sed -E 's/.*startup ([0-9.]+) ms.*/\1/' <<<"$p")
+	echo "ratio gotrain/ipykernel: execute p50 $(ratio "$gp50" "$pp50")x, startup $(ratio "$gs" "$ps")x (lower is better)"
+fi
+
+if [ "$what" = mlp ] || [ "$what" = all ]; then
+	if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+		echo "bench: Debian's python3-torch is missing: apt-get install -y python3-torch" >&2
+		exit 1
+	fi
+	dims=784,512,512,10
+	common=(--dims "$dims" --batch 256 --steps 200)
+	echo "== MLP $dims, float32, global batch 256, Adam"
+	gbench() { bin/gotrain bench mlp "${common[@]}" --dtype f32 "$@" | tee /dev/stderr | awk '/^samples\/s:/ { print $2 }'; }
+	g11=$(gbench --replicas 1 --threads 1)
+	g1=$(gbench --replicas 1)
+	g2=$(gbench --replicas 2)
+	rate() { sed -E 's/.*: ([0-9.]+) samples\/s/\1/' <<<"$1"; }
+	# torch.set_num_threads(1) does not bound Debian's OpenBLAS, so "single 1"
+	# runs on two BLAS threads here; pinning OpenBLAS gives the one-core figure.
+	t1=$(OPENBLAS_NUM_THREADS=1 /usr/bin/python3 "$ref/torch_mlp.py" single 1 "${common[@]}")
+	t1s=$(/usr/bin/python3 "$ref/torch_mlp.py" single 1 "${common[@]}")
+	t2=$(/usr/bin/python3 "$ref/torch_mlp.py" ddp 2 "${common[@]}")
+	echo "$t1 (OPENBLAS_NUM_THREADS=1)"; echo "$t1s (as the script runs it)"; echo "$t2"
+	echo "ratio gotrain 1 replica 1 thread / torch single, 1 BLAS thread:   $(ratio "$g11" "$(rate "$t1")")x (higher is better)"
+	echo "ratio gotrain 1 replica / torch single 1 as the script runs it:   $(ratio "$g1" "$(rate "$t1s")")x"
+	echo "ratio gotrain 2 replicas / gotrain 1 replica on 1 core (scaling): $(ratio "$g2" "$g11")x"
+	echo "ratio gotrain 2 replicas / torch ddp gloo 2:                      $(ratio "$g2" "$(rate "$t2")")x"
+	echo "== seed model 10-16-2, global batch 64, 2 replicas (Run+Reduce overhead dominates)"
+	bin/gotrain bench mlp --dims 10,16,2 --batch 64 --steps 20000 --replicas 2 | awk '/^samples\/s:/ { printf "%.1f µs per step\n", 64e6 / $2 }'
+fi

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs every test gotrain has, after doing all set-up on a fresh machine:
+# formatting and vet, generated files up to date, Go tests with the race
+# detector, the pure-Go BLAS build, short fuzzing, the Jupyter conformance
+# suite and robustness tests through Debian's jupyter_client, and every
+# notebook executed by nbconvert.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=/usr/local/go/bin:$PATH
+root=$PWD
+
+section() { printf '\n=== %s\n' "$*"; }
+
+section "set-up: packages, modules, build, kernelspec (into build/jupyter)"
+install/setup.sh --prefix "$root/build/jupyter"
+# Jupyter searches JUPYTER_PATH first, so the tests drive the binary just built.
+export JUPYTER_PATH="$root/build/jupyter/share/jupyter"
+
+section "gofmt, go vet"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+go vet ./...
+
+section "generated symbol tables are up to date"
+go generate ./session/...
+if [ "${CI:-}" = true ] && ! git diff --exit-code --stat; then
+	echo "go generate changed the tree: commit the regenerated files" >&2
+	exit 1
+fi
+
+section "go test -race"
+go test -race -count=1 ./...
+
+section "other builds: pure-Go BLAS (noopenblas), no assembly (noasm), invariant checks (invariants)"
+go test -count=1 -tags noopenblas ./internal/blas/ ./graph/ ./strategy/
+go test -count=1 -tags noasm ./kernels/ ./nn/
+go test -count=1 -tags invariants ./strategy/ ./nn/
+
+section "fuzzing (short)"
+for target in "FuzzDecode ./kernel/" "FuzzReadIDX ./data/" "FuzzReadNPY ./data/"; do
+	set -- $target
+	go test -run '^$' -fuzz "^$1\$" -fuzztime 10s "$2"
+done
+
+section "Jupyter: conformance suite, robustness, notebooks"
+cd "$root"
+/usr/bin/python3 -m unittest -v tests/jupyter/test_conformance.py tests/jupyter/test_robustness.py \
+	tests/notebooks/test_notebooks.py
+
+section "JupyterLab's client library and a real browser (Chromium) on the Notebook"
+tests/web/run.sh gotrain

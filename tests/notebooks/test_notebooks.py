@@ -1,0 +1,160 @@
+"""Every notebook in notebooks/ runs headless under nbconvert, and its outputs are checked.
+
+    /usr/bin/python3 -m unittest -v tests/notebooks/test_notebooks.py
+"""
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NOTEBOOKS = os.path.join(ROOT, "notebooks")
+FASHION = "/usr/share/datasets/fashion-mnist"  # Debian's dataset-fashion-mnist
+
+
+def execute(name, env=None):
+    """Runs notebooks/NAME with jupyter nbconvert and returns the executed notebook."""
+    out = tempfile.mkdtemp(prefix="gotrain-nb-")
+    subprocess.run(
+        ["/usr/bin/python3", "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+         "--ExecutePreprocessor.kernel_name=gotrain", "--ExecutePreprocessor.timeout=600",
+         "--output-dir", out, os.path.join(NOTEBOOKS, name)],
+        check=True, cwd=NOTEBOOKS, env=dict(os.environ, **(env or {})))
+    with open(os.path.join(out, name)) as f:
+        return json.load(f)
+
+
+def text_of(output):
+    if output["output_type"] == "stream":
+        t = output["text"]
+    else:
+        t = output.get("data", {}).get("text/plain", "")
+    return "".join(t) if isinstance(t, list) else t
+
+
+class Notebooks(unittest.TestCase):
+    def test_every_notebook_is_tested(self):
+        tested = {"01-quickstart.ipynb", "02-mnist.ipynb", "03-custom-loops.ipynb"}
+        present = {n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb")}
+        self.assertEqual(present, tested, "a notebook without output checks")
+
+    def test_quickstart(self):
+        nb = execute("01-quickstart.ipynb")
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, cell in enumerate(code):
+            for out in cell["outputs"]:
+                self.assertNotEqual(out["output_type"], "error", f"code cell {i}: {out}")
+        step_line = re.compile(r"step (\d+): loss (\d+\.\d+)")
+        first = [(int(s), float(l)) for s, l in step_line.findall("".join(text_of(o) for o in code[2]["outputs"]))]
+        later = [(int(s), float(l)) for s, l in step_line.findall("".join(text_of(o) for o in code[3]["outputs"]))]
+        # 256 examples in batches of 64: four steps an epoch, then ten more epochs in a later cell.
+        self.assertEqual([s for s, _ in first], [1, 2, 3, 4])
+        self.assertEqual([s for s, _ in later], list(range(5, 45)))
+        # The later cell continued from the trained state: its losses are below the first epoch's.
+        first_mean = sum(l for _, l in first) / len(first)
+        last_mean = sum(l for _, l in later[-4:]) / 4
+        self.assertLess(last_mean, first_mean, f"loss did not decrease: {first} ... {later[-4:]}")
+        setup = "".join(text_of(o) for o in code[1]["outputs"])
+        self.assertRegex(setup, r"replicas in sync: [1-9]")
+        # The live monitor: one display, saved in its final state.
+        self.assert_final_monitor(code[4], "quick start: step 40/40")
+
+    def assert_final_monitor(self, cell, want):
+        displays = [o for o in cell["outputs"] if o["output_type"] == "display_data"]
+        self.assertEqual(len(displays), 1, cell["outputs"])
+        d = displays[0]["data"]
+        for mime in ("text/plain", "text/html", "image/svg+xml"):
+            self.assertIn(mime, d)
+        self.assertIn(want, text_of(displays[0]))
+        self.assertIn("<svg", "".join(d["image/svg+xml"]))
+
+    def test_mnist(self):
+        self.check_mnist(execute("02-mnist.ipynb"), 0.97)
+
+    @unittest.skipUnless(os.path.isdir(FASHION), "Debian's dataset-fashion-mnist is not installed")
+    def test_fashion_mnist(self):
+        self.check_mnist(execute("02-mnist.ipynb", {"MNIST_DIR": FASHION}), 0.85)
+
+    def check_mnist(self, nb, threshold):
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, cell in enumerate(code):
+            for out in cell["outputs"]:
+                self.assertNotEqual(out["output_type"], "error", f"code cell {i}: {out}")
+        shapes = "".join(text_of(o) for o in code[1]["outputs"])
+        self.assertIn("train: [60000 784] [60000]  test: [10000 784] [10000]", shapes)
+        epochs = re.findall(r"epoch (\d+): test accuracy (\d\.\d+)", "".join(text_of(o) for o in code[4]["outputs"]))
+        self.assertEqual([int(e) for e, _ in epochs], [1, 2, 3, 4])
+        self.assert_final_monitor(code[4], "MNIST: step 1876/1876")
+        final = re.search(r"final test accuracy: (\d\.\d+)", "".join(text_of(o) for o in code[5]["outputs"]))
+        self.assertIsNotNone(final)
+        self.assertGreaterEqual(float(final.group(1)), threshold)
+
+    def test_custom_loops(self):
+        nb = execute("03-custom-loops.ipynb")
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, cell in enumerate(code):
+            for out in cell["outputs"]:
+                self.assertNotEqual(out["output_type"], "error", f"code cell {i}: {out}")
+                self.assertNotIn("strategy: warning", text_of(out), f"code cell {i}")
+        texts = ["".join(text_of(o) for o in c["outputs"]) for c in code]
+        # 1. weighted loss aggregation trains.
+        accs = [float(a) for a in re.findall(r"validation accuracy (\d\.\d+)", texts[1])]
+        self.assertEqual(len(accs), 5)
+        self.assertGreater(accs[-1], 0.85)
+        # 2. accumulation: an update every fourth step, 48 steps, 12 updates.
+        self.assertIn("step 3: 3 gradients pending, 0 updates applied", texts[2])
+        self.assertIn("step 4: 0 gradients pending, 1 updates applied", texts[2])
+        self.assertIn("after 48 steps: 12 updates", texts[2])
+        # 3. metrics every 10 steps and per epoch.
+        self.assertEqual(len(re.findall(r"step \d+0: loss", texts[3])), 4)
+        self.assertEqual(len(re.findall(r"epoch \d: training accuracy", texts[3])), 3)
+        # 4. freezing removes the first layer's two variables and keeps them fixed.
+        self.assertIn("stage 1: 6 trainable variables", texts[4])
+        self.assertIn("stage 2: 4 trainable variables, first layer unchanged: true", texts[4])
+        self.assertIn("stage 3: 6 trainable variables, first layer unchanged: false", texts[4])
+        # 5. the checkpoint restores the same model into one replica.
+        saved = re.search(r"saved after step 48 \(48 optimizer updates\); validation accuracy (\d\.\d+)", texts[5])
+        restored = re.search(r"restored on 1 replica: 48 optimizer updates; validation accuracy (\d\.\d+)", texts[7])
+        self.assertIsNotNone(saved, texts[5])
+        self.assertIsNotNone(restored, texts[7])
+        self.assertEqual(saved.group(1), restored.group(1))
+
+    def test_custom_loops_after_kernel_restart(self):
+        """Runs notebook 03 cell by cell and restarts the kernel where the notebook says to."""
+        from jupyter_client.manager import start_new_kernel
+        with open(os.path.join(NOTEBOOKS, "03-custom-loops.ipynb")) as f:
+            nb = json.load(f)
+        km, kc = start_new_kernel(kernel_name="gotrain", startup_timeout=60)
+        texts, restarted = [], False
+        try:
+            for cell in nb["cells"]:
+                if cell["cell_type"] != "code":
+                    continue
+                if "restart-before" in cell.get("metadata", {}).get("tags", []):
+                    km.restart_kernel(now=False)
+                    kc.wait_for_ready(timeout=60)
+                    restarted = True
+                outputs = []
+                reply = kc.execute_interactive("".join(cell["source"]), timeout=600, output_hook=outputs.append)
+                self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+                texts.append("".join(m["content"].get("text", "") + m["content"].get("data", {}).get("text/plain", "")
+                                     for m in outputs if m["msg_type"] in ("stream", "execute_result")))
+            if not restarted:
+                self.fail("notebook 03 has no cell tagged restart-before")
+            # The restored session knows nothing from before the restart but the checkpoint file.
+            reply = kc.execute_interactive("model5", timeout=60, output_hook=lambda m: None)
+            self.assertEqual(reply["content"]["status"], "error")
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+        saved = re.search(r"saved after step 48 \(48 optimizer updates\); validation accuracy (\d\.\d+)", texts[5])
+        restored = re.search(r"restored on 1 replica: 48 optimizer updates; validation accuracy (\d\.\d+)", texts[7])
+        self.assertIsNotNone(saved, texts[5])
+        self.assertIsNotNone(restored, texts[7])
+        self.assertEqual(saved.group(1), restored.group(1))
+
+
+if __name__ == "__main__":
+    unittest.main()
