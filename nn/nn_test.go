@@ -246,6 +246,32 @@ func TestOptimizerIterationsAndSlots(t *testing.T) {
 	}
 }
 
+// Slots of an accumulating optimizer are the wrapped optimizer's.
+func TestAccumulatorSlots(t *testing.T) {
+	s := newStrategy(t, strategy.WithReplicas(2))
+	var m *nn.Sequential
+	var acc *nn.Accumulator
+	s.Scope(func() {
+		m = nn.NewSequential(nn.Dense(2))
+		acc = nn.Accumulate(nn.NewAdam(0.01), 2)
+	})
+	step := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(graph.SumAxis(graph.Square(m.Call(ctx, x, true)), 1), 0)
+		acc.ApplyGradients(ctx, ctx.Gradients(loss, m.TrainableVariables()))
+		return loss
+	}
+	for range 4 {
+		s.Run(step, data.RandomNormal(3, 4, 3))
+	}
+	k := m.TrainableVariables()[0]
+	if got := nn.Slots(acc, k); len(got) != 2 || got[0].Len() != k.Len() {
+		t.Errorf("Slots(accumulator, kernel) = %v, want Adam's two moments of %d values", got, k.Len())
+	}
+	if acc.Iterations() != 2 {
+		t.Errorf("4 steps accumulated by 2: %d updates, want 2", acc.Iterations())
+	}
+}
+
 func TestBenchMLP(t *testing.T) {
 	sps, err := nn.BenchMLP(2, []int{8, 16, 4}, 32, 3, graph.Float32)
 	if err != nil || sps <= 0 {

@@ -86,6 +86,13 @@ func TestReplicasMatchOneReplica(t *testing.T) {
 		{"adam", func() nn.Optimizer { return nn.NewAdam(0.01) }},
 		{"sgd-momentum", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9)) }},
 		{"sgd-nesterov", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9), nn.WithNesterov()) }},
+		{"adamw", func() nn.Optimizer { return nn.NewAdamW(0.01, nn.WithWeightDecay(0.05)) }},
+		{"rmsprop-momentum", func() nn.Optimizer { return nn.NewRMSprop(0.01, nn.WithMomentum(0.5)) }},
+		// Clipping by global norm must see the cross-replica sum, not one replica's share.
+		{"adam-clipped-cosine", func() nn.Optimizer {
+			return nn.NewAdam(0, nn.WithClipGlobalNorm(0.05), nn.WithSchedule(nn.CosineDecay{Initial: 0.002, DecaySteps: 14, WarmupSteps: 3, WarmupTarget: 0.02}))
+		}},
+		{"accumulated-sgd", func() nn.Optimizer { return nn.Accumulate(nn.NewSGD(0.1, nn.WithMomentum(0.9)), 3) }},
 	}
 	dts := []struct {
 		dt  graph.DType
