@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import queue
+import signal
 import time
 import unittest
 import uuid
@@ -94,11 +95,15 @@ class Robustness(unittest.TestCase):
         self.assertIn("boom in goroutine", text)
         self.assert_state_intact()
 
-    def interrupt_during(self, code):
+    def interrupt_during(self, code, by_signal=False):
         msg_id = self.kc.execute(code)
         time.sleep(0.8)
         started = time.monotonic()
-        self.km.interrupt_kernel()
+        if by_signal:
+            # A terminal's Ctrl-C reaches the kernel as SIGINT, not as a message.
+            self.km.signal_kernel(signal.SIGINT)
+        else:
+            self.km.interrupt_kernel()  # interrupt_request, as the kernelspec's interrupt_mode says
         while True:
             reply = self.kc.get_shell_msg(timeout=TIMEOUT)
             if reply["parent_header"].get("msg_id") == msg_id:
@@ -110,6 +115,10 @@ class Robustness(unittest.TestCase):
 
     def test_interrupt_sleeping_loop(self):
         self.interrupt_during('import "time"\nfor { time.Sleep(10 * time.Millisecond) }')
+        self.assert_state_intact()
+
+    def test_interrupt_by_sigint(self):
+        self.interrupt_during('import "time"\nfor { time.Sleep(10 * time.Millisecond) }', by_signal=True)
         self.assert_state_intact()
 
     def test_interrupt_printing_loop(self):
