@@ -25,9 +25,14 @@ import (
 // which equals PyTorch's formula algebraically. (TensorFlow's Adam adds its
 // ε unscaled, ε̂ = ε; the difference matters only when √v is near ε.)
 // The arithmetic is done in T. It panics if step < 1.
+//
+// Long buffers are split among GOMAXPROCS goroutines; each element's
+// arithmetic is the same whatever the split, so the result is too.
 func AdamUpdate[T Float](w, g, m, v []T, lr, beta1, beta2, eps float64, step int) {
 	alpha, epsHat := adamStepSize(lr, beta1, beta2, eps, step)
-	adam(w, g, m, v, T(beta1), T(beta2), T(alpha), T(epsHat), 1)
+	parallel(len(w), func(lo, hi int) {
+		adam(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], T(beta1), T(beta2), T(alpha), T(epsHat), 1)
+	})
 }
 
 // AdamWUpdate applies one step of AdamW (Loshchilov & Hutter) as PyTorch's
@@ -40,7 +45,9 @@ func AdamUpdate[T Float](w, g, m, v []T, lr, beta1, beta2, eps float64, step int
 // It panics if step < 1.
 func AdamWUpdate[T Float](w, g, m, v []T, lr, beta1, beta2, eps, weightDecay float64, step int) {
 	alpha, epsHat := adamStepSize(lr, beta1, beta2, eps, step)
-	adam(w, g, m, v, T(beta1), T(beta2), T(alpha), T(epsHat), T(1-lr*weightDecay))
+	parallel(len(w), func(lo, hi int) {
+		adam(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], T(beta1), T(beta2), T(alpha), T(epsHat), T(1-lr*weightDecay))
+	})
 }
 
 func adamStepSize(lr, beta1, beta2, eps float64, step int) (alpha, epsHat float64) {
@@ -103,7 +110,21 @@ func adam[T Float](w, g, m, v []T, b1, b2, alpha, epsHat, decay T) {
 // vel starts at zero, which makes the first step vel = g as in PyTorch. With
 // a constant learning rate this is the same trajectory as Keras's SGD, whose
 // velocity is -lr times ours. vel may be nil when momentum is 0.
+//
+// Long buffers are split among goroutines, as in AdamUpdate.
 func SGDUpdate[T Float](w, g, vel []T, lr, momentum float64, nesterov bool) {
+	parallel(len(w), func(lo, hi int) { sgd(w[lo:hi], g[lo:hi], part(vel, lo, hi), lr, momentum, nesterov) })
+}
+
+// part returns x[lo:hi], or nil for an absent (nil) slot.
+func part[T Float](x []T, lo, hi int) []T {
+	if x == nil {
+		return nil
+	}
+	return x[lo:hi]
+}
+
+func sgd[T Float](w, g, vel []T, lr, momentum float64, nesterov bool) {
 	g = g[:len(w)]
 	a := T(lr)
 	if momentum == 0 {
@@ -143,7 +164,13 @@ func SGDUpdate[T Float](w, g, vel []T, lr, momentum float64, nesterov bool) {
 //	}
 //
 // mom may be nil when momentum is 0. (PyTorch calls rho alpha.)
+//
+// Long buffers are split among goroutines, as in AdamUpdate.
 func RMSpropUpdate[T Float](w, g, ms, mom []T, lr, rho, eps, momentum float64) {
+	parallel(len(w), func(lo, hi int) { rmsprop(w[lo:hi], g[lo:hi], ms[lo:hi], part(mom, lo, hi), lr, rho, eps, momentum) })
+}
+
+func rmsprop[T Float](w, g, ms, mom []T, lr, rho, eps, momentum float64) {
 	g, ms = g[:len(w)], ms[:len(w)]
 	a, r, c, e := T(lr), T(rho), T(1-rho), T(eps)
 	if momentum == 0 {
