@@ -25,6 +25,26 @@
 // names the construct. A type or method that an earlier cell declared
 // differently is refused too: yaegi would silently keep the old one.
 //
+// yaegi types a cell's globals before running anything and cannot type an
+// index into a value of compiled type: `second := parts[1]` after `parts :=
+// strings.Split(s, ",")` fails with "constant definition loop", and `v, ok
+// := m[k]` crashes its compiler. The session infers the static type of such
+// a top-level define from the cell, the globals and the symbol tables,
+// without running anything, and converts the value to it on the same line
+// (`second := string(parts[1])`); a comma-ok define becomes declarations
+// run first and an assignment. A type from a package the cells did not
+// import is written through a hidden import (_gotrain_pkgN). Likewise a var
+// declaration whose value uses a variable of an earlier cell, which yaegi
+// refuses with "variable definition loop", is declared with its type and
+// assigned right after its chunk. Error positions stay the cell's.
+//
+// A chunk that fails to compile leaves yaegi holding its globals with no
+// value (a variable of an earlier cell it declared again reads as zero, a
+// function returns zero values); the session refuses uses of them, naming
+// the failed declaration, until a cell declares them again. Each import of
+// a cell is made on its own, so a failing import does not hide the others.
+// A cell that declares func main runs it once, as a program would.
+//
 // A go statement is rewritten so that a panic in the goroutine is printed
 // on the cell's stderr ("session: panic in goroutine started at line N")
 // instead of ending the kernel.
@@ -75,6 +95,18 @@
 // BUG(session): a go statement calling a builtin, or a variadic function
 // whose parameters are unknown with xs..., evaluates its arguments in the
 // new goroutine, not where the go statement runs.
+//
+// BUG(session): a top-level define that indexes a value of compiled type
+// works only when the session can write the value's type (predeclared and
+// exported types, and slices, maps, arrays, pointers, channels and
+// functions of them); otherwise yaegi's error stands, explained. A
+// comma-ok define on a value whose element may be a type the cells declared
+// (type Celsius float64 is float64 to reflect) is left to yaegi, whose
+// compiler fails on it.
+//
+// BUG(session): calling main() from a cell after a cell declared it does
+// nothing: yaegi would run the declared main again before every later
+// cell, so the session replaces it with an empty one once it has run.
 //
 // BUG(session): range over an integer expression n whose type the session
 // cannot infer evaluates n three times; and a generic helper used to

@@ -30,13 +30,34 @@ type prepared struct {
 	// callee is the source of the final call's function when it is a name
 	// or a selector chain (f, mon.Done, pkg.Func): evaluating it has no side
 	// effects, so runCell can ask whether the call returns anything.
-	callee     string
-	imports    map[string]string
-	decls      map[string]string // type and method keys to their source, recorded after success
-	names      map[string]nameInfo
-	unresolved []*ast.Ident     // identifiers the chunk does not declare
-	ranges     []token.Position // range statements over a value of unknown kind
-	fset       *token.FileSet
+	callee  string
+	imports map[string]string
+	// specs are the imports an import chunk still makes, compiled one at a
+	// time (see Session.runImports); typed defines add hidden imports here
+	// too, ahead of a statement chunk.
+	specs    []importSpec
+	predecl  string // declarations to run before a statement chunk; see splitCommaOK
+	postinit string // assignments to run after a declaration chunk; see deferVarInits
+	// declaresMain is set for a declaration chunk with a func main, which
+	// yaegi runs once the chunk compiles; see Session.retireMain.
+	declaresMain bool
+	decls        map[string]string // type and method keys to their source, recorded after success
+	names        map[string]nameInfo
+	unresolved   []*ast.Ident     // identifiers the chunk does not declare
+	ranges       []token.Position // range statements over a value of unknown kind
+	fset         *token.FileSet
+	// declaredAt names the globals declared at a cell position: the
+	// define's names at the statement, a var's name at the name. yaegi
+	// reports a global it cannot type or initialize there.
+	declaredAt map[[2]int]string
+}
+
+// globalAt returns the names of the globals declared at pos, for messages.
+func (p *prepared) globalAt(pos token.Position) string {
+	if n, ok := p.declaredAt[[2]int{pos.Line, pos.Column}]; ok {
+		return n
+	}
+	return "being declared"
 }
 
 // pos returns the cell position of p, a position in the chunk.
@@ -50,6 +71,29 @@ type nameInfo struct {
 	src    string   // the declaration's first line
 	params []string // a non-generic func's parameter types, as source
 	result string   // a non-generic func's only result type, as source
+}
+
+// importSpec is one import a chunk makes.
+type importSpec struct {
+	key              string // the name the import binds in the cells' file scope
+	name             string // the explicit name, or ""
+	path             string
+	namePos, pathPos token.Position // in the cell; zero for a generated import
+}
+
+// source returns the import as a declaration whose positions are the cell's.
+func (sp importSpec) source() string {
+	at := func(p token.Position) string {
+		if p.Line == 0 {
+			return ""
+		}
+		return fmt.Sprintf("/*line _.go:%d:%d*/", p.Line, p.Column)
+	}
+	name := ""
+	if sp.name != "" {
+		name = at(sp.namePos) + sp.name + " "
+	}
+	return "import " + name + at(sp.pathPos) + strconv.Quote(sp.path)
 }
 
 // edit replaces src[start:end] with what render returns.
@@ -72,6 +116,9 @@ type rewriter struct {
 	globs map[string]reflect.Value // the interpreter's globals, read once per chunk
 
 	unknownRanges []token.Position
+	newImports    []importSpec    // hidden imports the chunk needs first; see importName
+	postinit      []func() string // assignments deferVarInits moved out of the chunk
+	strictConsts  bool            // see constFits
 }
 
 func lineCol(code string, off int) (line, col int) {
@@ -108,8 +155,19 @@ func (s *Session) prepare(cell string, c chunk) (*prepared, error) {
 	case declChunk:
 		r.checkRedefinitions(f, p)
 	}
+	switch c.kind {
+	case stmtChunk:
+		r.typedDefines(f.Decls[0].(*ast.FuncDecl).Body.List, p)
+	case declChunk:
+		// Variables whose values move out of the chunk get their types
+		// written; the others may need conversions.
+		if !r.deferVarInits(f) {
+			r.typedVars(f)
+		}
+	}
 	r.collect(f)
 	r.declaredNames(f, p)
+	p.specs = append(p.specs, r.newImports...)
 	p.unresolved = f.Unresolved
 	p.ranges = r.unknownRanges
 	p.fset = fset
@@ -127,11 +185,24 @@ func (s *Session) prepare(cell string, c chunk) (*prepared, error) {
 	}
 	out := r.text(0, len(wrapped))
 	if c.kind == stmtChunk {
-		out = strings.TrimSuffix(strings.TrimPrefix(out, stmtWrap), stmtTail)
+		// yaegi picks how to wrap REPL input by its first token. A chunk
+		// that starts with func (`func() { ... }()`) is first tried as a
+		// file, then wrapped in a func main that yaegi registers as the
+		// package's main and runs again before every later program
+		// (TestIssueRerunFuncLiteral). The empty statement makes every
+		// statement chunk a function body, as the session means it.
+		out = ";" + strings.TrimSuffix(strings.TrimPrefix(out, stmtWrap), stmtTail)
 	} else {
 		out = strings.TrimPrefix(out, declWrap)
 	}
 	p.src = out
+	if len(r.postinit) > 0 {
+		var assigns []string
+		for _, a := range r.postinit {
+			assigns = append(assigns, a())
+		}
+		p.postinit = ";" + strings.Join(assigns, "\n")
+	}
 	return p, nil
 }
 
@@ -215,6 +286,12 @@ func (r *rewriter) dedupImports(f *ast.File, p *prepared) {
 			}
 			kept++
 			p.imports[name] = ipath
+			spec := importSpec{key: name, path: ipath, pathPos: r.fset.Position(is.Path.Pos())}
+			if is.Name != nil {
+				spec.name = is.Name.Name
+				spec.namePos = r.fset.Position(is.Name.Pos())
+			}
+			p.specs = append(p.specs, spec)
 		}
 		if kept == 0 {
 			r.blank(gd)
@@ -281,9 +358,17 @@ func (r *rewriter) declaredNames(f *ast.File, p *prepared) {
 		src, _, _ = strings.Cut(src, "\n")
 		p.names[id.Name] = nameInfo{kind: kind, line: r.fset.Position(id.Pos()).Line, src: strings.TrimSpace(src)}
 	}
+	p.declaredAt = map[[2]int]string{}
+	at := func(pos token.Pos, names string) {
+		cp := r.fset.Position(pos)
+		p.declaredAt[[2]int{cp.Line, cp.Column}] = names
+	}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name == "main" && p.kind == declChunk {
+				p.declaresMain = true
+			}
 			if d.Recv == nil && d.Name.Name != "main" {
 				add(d.Name, "func", d)
 				if d.Type.TypeParams == nil {
@@ -299,11 +384,14 @@ func (r *rewriter) declaredNames(f *ast.File, p *prepared) {
 				// The statement wrapper: its top-level := define globals.
 				for _, st := range d.Body.List {
 					if as, ok := st.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
+						var names []string
 						for _, l := range as.Lhs {
 							if id, ok := l.(*ast.Ident); ok {
 								add(id, "var", as)
+								names = append(names, id.Name)
 							}
 						}
+						at(as.Pos(), strings.Join(names, ", "))
 					}
 				}
 			}
@@ -319,6 +407,7 @@ func (r *rewriter) declaredNames(f *ast.File, p *prepared) {
 					}
 					for _, n := range sp.Names {
 						add(n, kind, sp)
+						at(n.Pos(), n.Name)
 					}
 				}
 			}
@@ -458,10 +547,16 @@ func (r *rewriter) collect(f *ast.File) {
 		return true
 	})
 	sort.SliceStable(r.edits, func(i, j int) bool {
-		if r.edits[i].start != r.edits[j].start {
-			return r.edits[i].start < r.edits[j].start
+		a, b := r.edits[i], r.edits[j]
+		if a.start != b.start {
+			return a.start < b.start
 		}
-		return r.edits[i].end > r.edits[j].end
+		// An insertion goes before a replacement that starts where it
+		// does, so that a conversion wraps a rewritten call.
+		if (a.start == a.end) != (b.start == b.end) {
+			return a.start == a.end
+		}
+		return a.end > b.end
 	})
 }
 

@@ -35,6 +35,7 @@ type Session struct {
 	router   *router
 	pkgNames map[string]string // import path to package name, for every table in use; immutable
 	prevSink display.Sink
+	symbolTables
 
 	// compileMu orders compilations across cells. Execute normally waits
 	// for a cell's goroutine, but not for one it abandoned while parked;
@@ -44,9 +45,11 @@ type Session struct {
 
 	mu struct {
 		sync.Mutex
-		imports map[string]string   // name in the cells' file scope to import path
-		decls   map[string]declInfo // "T" and "T.M" to the source that declared them
-		names   map[string]nameInfo // globals the cells declared
+		imports map[string]string       // name in the cells' file scope to import path
+		decls   map[string]declInfo     // "T" and "T.M" to the source that declared them
+		names   map[string]nameInfo     // globals the cells declared
+		stale   map[string]int          // globals a failed chunk declared, to the line; see markStale
+		typeRT  map[string]reflect.Type // a declared type's reflect type (nil if unknown); see declaredRTypes
 		running *cellRun
 		closed  bool
 		broken  string // why closures of earlier cells may misbehave, after a forced stop
@@ -76,6 +79,8 @@ func New(opts Options) (*Session, error) {
 	s.mu.imports = map[string]string{}
 	s.mu.decls = map[string]declInfo{}
 	s.mu.names = map[string]nameInfo{}
+	s.mu.stale = map[string]int{}
+	s.mu.typeRT = map[string]reflect.Type{}
 	s.interp = interp.New(interp.Options{
 		GoPath: opts.GoPath,
 		// yaegi gives the interpreter an empty environment of its own unless
@@ -87,6 +92,7 @@ func New(opts Options) (*Session, error) {
 		Stderr: interpStderr{s.router},
 	})
 	tables := append([]interp.Exports{stdlib.Symbols, shimSymbols, s.runtimeSymbols()}, opts.Symbols...)
+	s.tables = tables
 	for _, t := range tables {
 		if err := s.interp.Use(t); err != nil {
 			return nil, fmt.Errorf("session: could not load symbol table: %w", err)
@@ -370,27 +376,154 @@ func (s *Session) runCell(ctx context.Context, run *cellRun, code string) (res k
 			}
 			return kernel.ExecuteResult{Err: compileExecError(list, code)}
 		}
-		prog, err := s.compile(p.src)
-		if errors.Is(err, errCompilerPanic) && len(p.ranges) > 0 {
-			// The usual cause: a range over an int or a function whose
-			// type the rewriter could not tell from the cell.
-			pos := p.ranges[0]
-			err = Error{Pos: token.Position{Line: pos.Line, Column: pos.Column}, Msg: "the interpreter cannot range over this value; if it is an int, write `for i := 0; i < n; i++`; range over a function is not supported by the interpreter (" + err.Error() + ")"}
-			return kernel.ExecuteResult{Err: compileExecError(ErrorList{err.(Error)}, code)}
+		if failed, ok := s.runImports(ctx, p, code); !ok {
+			return failed
 		}
-		if err != nil {
-			return kernel.ExecuteResult{Err: compileExecError(s.explain(compileErrors(err), p), code)}
+		if p.predecl != "" {
+			// Declarations that typed defines moved out of the chunk.
+			prog, err := s.compile(p.predecl)
+			if err == nil {
+				_, err = s.interp.ExecuteWithContext(ctx, prog)
+			}
+			if err != nil {
+				s.markStale(p)
+				return kernel.ExecuteResult{Err: compileExecError(s.explain(compileErrors(err), p), code)}
+			}
+		}
+		if p.kind == importChunk {
+			s.commit(p, code, c)
+			continue
+		}
+		prog, compileErr := s.compileChunk(p, code)
+		if compileErr != nil {
+			s.markStale(p)
+			return kernel.ExecuteResult{Err: compileErr}
 		}
 		v, err := s.interp.ExecuteWithContext(ctx, prog)
 		if err != nil {
+			if list, ok := s.initLoop(err, p); ok {
+				s.markStale(p)
+				return kernel.ExecuteResult{Err: compileExecError(list, code)}
+			}
 			return s.runtimeError(err)
 		}
 		s.commit(p, code, c)
+		if p.declaresMain {
+			s.retireMain()
+		}
+		if p.postinit != "" {
+			// The initial values that deferVarInits moved out of the chunk.
+			prog, err := s.compile(p.postinit)
+			if err != nil {
+				s.markStale(p)
+				return kernel.ExecuteResult{Err: compileExecError(s.explain(compileErrors(err), p), code)}
+			}
+			if _, err := s.interp.ExecuteWithContext(ctx, prog); err != nil {
+				return s.runtimeError(err)
+			}
+		}
 		if i == len(chunks)-1 && p.final && s.returnsValue(p.callee) {
 			res.Value = formatValue(v)
 		}
 	}
 	return res
+}
+
+// compileChunk compiles a prepared chunk, explaining the interpreter's
+// errors.
+func (s *Session) compileChunk(p *prepared, code string) (*interp.Program, *kernel.ExecError) {
+	if list := s.staleUses(p); len(list) > 0 {
+		return nil, compileExecError(list, code)
+	}
+	prog, err := s.compile(p.src)
+	if errors.Is(err, errCompilerPanic) {
+		// An undefined name can make yaegi's compiler crash rather than
+		// say so; name it.
+		if id := s.undefined(p); id != nil {
+			return nil, compileExecError(ErrorList{*id}, code)
+		}
+		if len(p.ranges) > 0 {
+			// The usual cause: a range over an int or a function whose
+			// type the rewriter could not tell from the cell.
+			pos := p.ranges[0]
+			e := Error{Pos: token.Position{Line: pos.Line, Column: pos.Column}, Msg: "the interpreter cannot range over this value; if it is an int, write `for i := 0; i < n; i++`; range over a function is not supported by the interpreter (" + err.Error() + ")"}
+			return nil, compileExecError(ErrorList{e}, code)
+		}
+	}
+	if err != nil {
+		return nil, compileExecError(s.explain(compileErrors(err), p), code)
+	}
+	return prog, nil
+}
+
+// markStale records the globals a chunk that failed to compile declared.
+// yaegi registers a chunk's globals before it finds the chunk's errors and
+// keeps them: a variable of an earlier cell that the failed chunk declares
+// again reads as zero from then on, and a function as one that returns
+// zero values (TestIssueFailedCellClobbers). Until a cell declares them
+// again, using them is an error rather than a silent zero.
+func (s *Session) markStale(p *prepared) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, n := range p.names {
+		if n.kind != "type" {
+			s.mu.stale[name] = n.line
+		}
+	}
+}
+
+// staleUses returns an error for each use in p of a global that a failed
+// chunk left without a value.
+func (s *Session) staleUses(p *prepared) ErrorList {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.mu.stale) == 0 {
+		return nil
+	}
+	var list ErrorList
+	for _, id := range p.unresolved {
+		line, ok := s.mu.stale[id.Name]
+		if _, declared := p.names[id.Name]; !ok || declared {
+			continue
+		}
+		pos := p.pos(id.Pos())
+		list = append(list, Error{Pos: token.Position{Line: pos.Line, Column: pos.Column},
+			Msg: fmt.Sprintf("%s has no value: a cell that declares it (at its line %d) failed to compile, and the interpreter keeps the broken declaration; run a cell that declares %s", id.Name, line, id.Name)})
+	}
+	return list
+}
+
+// retireMain replaces a func main that a cell declared, after yaegi ran it
+// once as a program's main, with an empty one: yaegi runs the package's
+// main again after every later compilation, so each later cell would run
+// the user's main first.
+func (s *Session) retireMain() {
+	prog, err := s.compile("func main() {}")
+	if err == nil {
+		_, _ = s.interp.Execute(prog)
+	}
+}
+
+// runImports makes p's imports one declaration at a time. yaegi keeps
+// the imports of a chunk that failed up to the failing one, so a chunk
+// compiled whole and refused would leave names bound that the session does
+// not know of, and the next `import "fmt"` would fail with "fmt/_.go
+// redeclared in this block" (TestIssueFailedImport). Each import that
+// succeeds is recorded at once.
+func (s *Session) runImports(ctx context.Context, p *prepared, code string) (kernel.ExecuteResult, bool) {
+	for _, sp := range p.specs {
+		prog, err := s.compile(sp.source())
+		if err == nil {
+			_, err = s.interp.ExecuteWithContext(ctx, prog)
+		}
+		if err != nil {
+			return kernel.ExecuteResult{Err: compileExecError(s.explain(compileErrors(err), p), code)}, false
+		}
+		s.mu.Lock()
+		s.mu.imports[sp.key] = sp.path
+		s.mu.Unlock()
+	}
+	return kernel.ExecuteResult{}, true
 }
 
 // helpPattern matches a help request as IPython users type it: `?name` or
@@ -481,6 +614,9 @@ func (s *Session) explain(list ErrorList, p *prepared) ErrorList {
 				list[i] = *id
 				continue
 			}
+			name := p.globalAt(e.Pos)
+			list[i].Msg = fmt.Sprintf("the interpreter could not work out the type of the global %s (%s); write its type out: `var %s Type = ...`", name, e.Msg, name)
+			continue
 		}
 		if rest, ok := strings.CutPrefix(e.Msg, "undefined selector: "); ok {
 			if pkg, _, ok := strings.Cut(rest, "."); ok && (pkg == "slices" || pkg == "maps") {
@@ -489,6 +625,21 @@ func (s *Session) explain(list ErrorList, p *prepared) ErrorList {
 		}
 	}
 	return list
+}
+
+// initLoop turns yaegi's "variable definition loop", which Execute
+// returns for a var declaration whose value uses a variable of an earlier
+// cell, into an explained compile error.
+func (s *Session) initLoop(err error, p *prepared) (ErrorList, bool) {
+	if !strings.HasSuffix(err.Error(), "variable definition loop") {
+		return nil, false
+	}
+	list := compileErrors(err)
+	for i, e := range list {
+		name := p.globalAt(e.Pos)
+		list[i].Msg = fmt.Sprintf("the interpreter cannot initialize the global %s from a variable of an earlier cell (%s), and the session could not write its type; write it out: `var %s Type = ...`", name, e.Msg, name)
+	}
+	return list, true
 }
 
 // undefined returns the first identifier of p that nothing declares.
@@ -555,6 +706,7 @@ func (s *Session) commit(p *prepared, code string, c chunk) {
 	line, _ := lineCol(code, c.start)
 	for k, n := range p.names {
 		s.mu.names[k] = n
+		delete(s.mu.stale, k)
 	}
 	for k, src := range p.decls {
 		s.mu.decls[k] = declInfo{src: src, line: line}
