@@ -33,7 +33,12 @@ if [ "$what" = mlp ] || [ "$what" = all ]; then
 	dims=784,512,512,10
 	common=(--dims "$dims" --batch 256 --steps 200)
 	echo "== MLP $dims, float32, global batch 256, Adam"
-	gbench() { bin/gotrain bench mlp "${common[@]}" --dtype f32 "$@" | tee /dev/stderr | awk '/^samples\/s:/ { print $2 }'; }
+	gbench() {
+		local out
+		out=$(bin/gotrain bench mlp "${common[@]}" --dtype f32 "$@")
+		echo "$out" >&2
+		awk '/^samples\/s:/ { print $2 }' <<<"$out"
+	}
 	g11=$(gbench --replicas 1 --threads 1)
 	g1=$(gbench --replicas 1)
 	g2=$(gbench --replicas 2)
