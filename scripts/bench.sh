@@ -23,6 +23,9 @@ if [ "$what" = kernel ] || [ "$what" = all ]; then
 	gp50=$(sed -E 's/.*p50 ([0-9.]+) ms.*/\1/' <<<"$g"); pp50=$(sed -E 's/.*p50 ([0-9.]+) ms.*/\1/' <<<"$p")
 	gs=$(sed -E 's/.*startup ([0-9.]+) ms.*/\1/' <<<"$g"); ps=$(sed -E 's/.*startup ([0-9.]+) ms.*/\1/' <<<"$p")
 	echo "ratio gotrain/ipykernel: execute p50 $(ratio "$gp50" "$pp50")x, startup $(ratio "$gs" "$ps")x (lower is better)"
+	echo "== start-up to the first kernel_info_reply (the script above adds jupyter_client's iopub check)"
+	/usr/bin/python3 scripts/first_reply.py gotrain 7 2>/dev/null
+	/usr/bin/python3 scripts/first_reply.py python3 7 2>/dev/null
 fi
 
 if [ "$what" = mlp ] || [ "$what" = all ]; then
