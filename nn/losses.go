@@ -84,13 +84,7 @@ type BinaryCrossentropy struct {
 // strategy.Run.
 func (l BinaryCrossentropy) Call(yTrue, yPred *Tensor, sampleWeight ...*Tensor) *Tensor {
 	const name = "binary_crossentropy"
-	checkPair(name, yTrue, yPred)
-	ls, ps := yTrue.Shape(), yPred.Shape()
-	if (len(ps) != 1 && len(ps) != 2) || !sameShape(ls, ps) {
-		panic(shapeError("%s: want labels and predictions [batch] or [batch, d] of one shape, got %v and %v", name, ls, ps))
-	}
-	g := yPred.Graph()
-	restore := g.SetScope(name)
+	g, restore := elementwisePair(name, yTrue, yPred)
 	defer restore()
 	var elem *Tensor
 	if l.FromLogits {
@@ -118,15 +112,22 @@ type MeanSquaredError struct {
 // strategy.Run.
 func (l MeanSquaredError) Call(yTrue, yPred *Tensor, sampleWeight ...*Tensor) *Tensor {
 	const name = "mean_squared_error"
+	_, restore := elementwisePair(name, yTrue, yPred)
+	defer restore()
+	return l.Reduction.reduce(name, lastAxisMean(graph.Square(graph.Sub(yPred, yTrue))), sampleWeight)
+}
+
+// elementwisePair checks the labels and predictions of an elementwise loss
+// (one shape, [batch] or [batch, d]) and enters the loss's graph scope; the
+// caller defers restore. It panics with an error wrapping ErrShape otherwise.
+func elementwisePair(name string, yTrue, yPred *Tensor) (g *graph.Graph, restore func()) {
 	checkPair(name, yTrue, yPred)
 	ls, ps := yTrue.Shape(), yPred.Shape()
 	if (len(ps) != 1 && len(ps) != 2) || !sameShape(ls, ps) {
 		panic(shapeError("%s: want labels and predictions [batch] or [batch, d] of one shape, got %v and %v", name, ls, ps))
 	}
-	g := yPred.Graph()
-	restore := g.SetScope(name)
-	defer restore()
-	return l.Reduction.reduce(name, lastAxisMean(graph.Square(graph.Sub(yPred, yTrue))), sampleWeight)
+	g = yPred.Graph()
+	return g, g.SetScope(name)
 }
 
 // lastAxisMean turns elementwise losses [batch, d] into per-example ones
