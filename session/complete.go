@@ -213,29 +213,65 @@ func (s *Session) Inspect(code string, cursor, detailLevel int) kernel.InspectRe
 	if word == "" {
 		return kernel.InspectResult{Data: kernel.MIMEBundle{}}
 	}
-	var desc string
+	var desc, docText string
 	switch {
 	case qual != "":
 		if path, ok := s.packagePath(qual); ok {
 			if v, ok := s.packageSymbols(path)[word]; ok {
 				desc = describeSymbol(qual+"."+word, v)
+				docText = s.docs.lookup(path, word)
 			}
 		} else if v, ok := s.globals()[qual]; ok {
 			desc = describeMember(qual, word, v)
+			if desc != "" {
+				docText = s.memberDoc(word, v)
+			}
 		}
 	default:
-		desc = s.describeName(word)
+		desc, docText = s.describeName(word)
 	}
 	if desc == "" {
 		return kernel.InspectResult{Data: kernel.MIMEBundle{}}
 	}
-	return kernel.InspectResult{Found: true, Data: kernel.MIMEBundle{
-		"text/plain":    desc,
-		"text/markdown": "```go\n" + desc + "\n```",
-	}}
+	return kernel.InspectResult{Found: true, Data: inspectBundle(desc, docText)}
 }
 
-func (s *Session) describeName(word string) string {
+// inspectBundle shows a signature and its doc: plain text for consoles
+// and the pager, Markdown (the signature highlighted as Go) for notebooks.
+func inspectBundle(sig, docText string) kernel.MIMEBundle {
+	plain := sig
+	md := "```go\n" + sig + "\n```"
+	if docText != "" {
+		plain += "\n\n" + docText
+		md += "\n\n" + docText
+	}
+	return kernel.MIMEBundle{"text/plain": plain, "text/markdown": md}
+}
+
+// memberDoc finds the doc of method word of a global's type, when that type
+// is a named type of a compiled package (the standard library or a symbol
+// table); types the cells declared have no reflect package path to look in.
+func (s *Session) memberDoc(word string, v reflect.Value) string {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	if !v.IsValid() {
+		return ""
+	}
+	t := v.Type()
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.PkgPath() == "" || t.Name() == "" {
+		return ""
+	}
+	return s.docs.lookup(t.PkgPath(), t.Name()+"."+word)
+}
+
+// describeName describes an unqualified name: a global or package the
+// cells declared or imported, or a builtin. It returns the description and
+// the doc comment the cell wrote above the declaration, if any.
+func (s *Session) describeName(word string) (desc, docText string) {
 	s.mu.Lock()
 	n, user := s.mu.names[word]
 	path, imported := s.mu.imports[word]
@@ -245,20 +281,23 @@ func (s *Session) describeName(word string) string {
 		if v, ok := s.globals()[word]; ok && v.IsValid() {
 			desc += fmt.Sprintf("\n// %s %s = %v", word, v.Type(), v)
 		}
-		return desc
+		return desc, n.doc
 	}
 	if imported {
-		return fmt.Sprintf("package %s // import %q", word, path)
+		// A package comment can run to pages (fmt's does); its first
+		// paragraph says what the package is for.
+		pkgDoc, _, _ := strings.Cut(s.docs.lookup(path, ""), "\n\n")
+		return fmt.Sprintf("package %s // import %q", word, path), pkgDoc
 	}
 	if v, ok := s.globals()[word]; ok && v.IsValid() && !strings.HasPrefix(word, "_gotrain") {
-		return fmt.Sprintf("var %s %s = %v", word, v.Type(), v)
+		return fmt.Sprintf("var %s %s = %v", word, v.Type(), v), ""
 	}
 	for _, p := range predeclared {
 		if p == word {
-			return "builtin " + word
+			return "builtin " + word, s.docs.lookup("builtin", word)
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // describeSymbol renders a symbol-table entry. Tables hold types as nil
@@ -352,8 +391,10 @@ func describeMember(qual, word string, v reflect.Value) string {
 	for v.Kind() == reflect.Interface && !v.IsNil() {
 		v = v.Elem()
 	}
-	if v.CanAddr() {
-		v = v.Addr() // a global is addressable: its pointer methods apply
+	if v.CanAddr() && v.Kind() != reflect.Pointer {
+		// A global is addressable: its pointer methods apply. A pointer
+		// global already has them; its address (**T) has none.
+		v = v.Addr()
 	}
 	if m := v.MethodByName(word); m.IsValid() {
 		return fmt.Sprintf("func (%s) %s%s", v.Type(), word, strings.TrimPrefix(m.Type().String(), "func"))

@@ -60,7 +60,7 @@ func TestComplete(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	s := newSession(t)
-	mustRun(t, s, "import (\n\t\"strings\"\n\t\"time\"\n)\nepochs := 12\nfunc loss(x float64) float64 { return x * x }\nvar sb strings.Builder")
+	mustRun(t, s, "import (\n\t\"strings\"\n\t\"time\"\n)\nepochs := 12\nfunc loss(x float64) float64 { return x * x }\nvar sb strings.Builder\nvar ticker = time.NewTimer(time.Hour)")
 	tests := []struct {
 		name   string
 		code   string
@@ -74,6 +74,7 @@ func TestInspect(t *testing.T) {
 		{"user variable", "epochs + 1", 2, true, []string{"epochs := 12", "line 5", "epochs int = 12"}},
 		{"user function", "loss(2)", 1, true, []string{"func loss(x float64) float64", "line 6"}},
 		{"method of a global", "sb.WriteString", 5, true, []string{"WriteString(string) (int, error)"}},
+		{"method of a pointer global", "ticker.Stop", 8, true, []string{"func (*time.Timer) Stop() bool"}},
 		{"package name", "strings.Fields", 3, true, []string{"package strings", "\"strings\""}},
 		{"builtin", "len(x)", 1, true, []string{"builtin len"}},
 		{"nothing", "   ", 1, false, nil},

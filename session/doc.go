@@ -62,6 +62,16 @@
 // its own bundle, anything else its fmt %v text. Calls of the fmt print
 // functions and calls without a result show nothing.
 //
+// # Inspection
+//
+// Inspect (Shift-Tab) and a `?name` cell show a signature and, below it,
+// the identifier's doc comment: for gotrain's packages from the table
+// passed as Options.Docs (symbols.Docs, built into the binary), for the
+// standard library from its source under Options.GoRoot, read with
+// PackageDocs on first use and kept per package, and for names the cells
+// declared from the // comment lines right above the declaration. Where no
+// doc is found, the signature stands alone.
+//
 // # Interrupts
 //
 // Interrupt raises internal/safepoint's flag. Output writes, time.Sleep

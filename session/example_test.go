@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -89,9 +92,15 @@ func ExampleSession_Inspect() {
 	defer s.Close()
 	execute(s, "import \"strings\"")
 	r := s.Inspect("strings.Repeat(\"ab\", 3)", 10, 0)
-	fmt.Println(r.Found, r.Data["text/plain"])
+	// The signature, a blank line, then the doc comment (read from the
+	// Go installation's source; without it, the signature alone).
+	sig, doc, _ := strings.Cut(r.Data["text/plain"].(string), "\n\n")
+	first, _, _ := strings.Cut(doc, "\n")
+	fmt.Println(r.Found, sig)
+	fmt.Println(first)
 	// Output:
 	// true func strings.Repeat(string, int) string
+	// Repeat returns a new string consisting of count copies of the string s.
 }
 
 func ExampleSession_IsComplete() {
@@ -115,4 +124,25 @@ func ExampleErrorList_Err() {
 	// Output:
 	// true
 	// session: undefined: x
+}
+
+// PackageDocs reads doc comments from a package's source; here the
+// standard library's strings package, as inspection does for strings.ToUpper.
+func ExamplePackageDocs() {
+	root := os.Getenv("GOROOT")
+	if root == "" {
+		root = runtime.GOROOT()
+	}
+	docs, err := session.PackageDocs(filepath.Join(root, "src", "strings"), "strings")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	first, _, _ := strings.Cut(docs["strings.ToUpper"], "\n")
+	fmt.Println(first)
+	_, hasUnexported := docs["strings.explode"]
+	fmt.Println("unexported:", hasUnexported)
+	// Output:
+	// ToUpper returns s with all Unicode letters mapped to their upper case.
+	// unexported: false
 }

@@ -71,6 +71,7 @@ type nameInfo struct {
 	src    string   // the declaration's first line
 	params []string // a non-generic func's parameter types, as source
 	result string   // a non-generic func's only result type, as source
+	doc    string   // the // comment above the declaration, as text; set on commit
 }
 
 // importSpec is one import a chunk makes.

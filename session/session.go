@@ -36,6 +36,7 @@ type Session struct {
 	pkgNames map[string]string // import path to package name, for every table in use; immutable
 	prevSink display.Sink
 	symbolTables
+	docs *docIndex
 
 	// compileMu orders compilations across cells. Execute normally waits
 	// for a cell's goroutine, but not for one it abandoned while parked;
@@ -75,7 +76,7 @@ type cellRun struct {
 // New starts a session with the standard library, the display package and
 // opts.Symbols available to cells.
 func New(opts Options) (*Session, error) {
-	s := &Session{router: newRouter(opts.Stdout, opts.Stderr), pkgNames: map[string]string{}}
+	s := &Session{router: newRouter(opts.Stdout, opts.Stderr), pkgNames: map[string]string{}, docs: newDocIndex(opts)}
 	s.mu.imports = map[string]string{}
 	s.mu.decls = map[string]declInfo{}
 	s.mu.names = map[string]nameInfo{}
@@ -705,6 +706,7 @@ func (s *Session) commit(p *prepared, code string, c chunk) {
 	}
 	line, _ := lineCol(code, c.start)
 	for k, n := range p.names {
+		n.doc = docAbove(code, n.line)
 		s.mu.names[k] = n
 		delete(s.mu.stale, k)
 	}

@@ -18,6 +18,15 @@ type Options struct {
 	// GoPath lets cells import interpreted source packages from
 	// GoPath/src; empty disables source imports.
 	GoPath string
+	// Docs maps "importpath.Name" and "importpath.Type.Method" to doc
+	// comments that inspection shows below a signature: pass symbols.Docs
+	// for gotrain's own packages, whose source a kernel binary may run
+	// without. Standard-library docs come from GoRoot instead.
+	Docs map[string]string
+	// GoRoot is where inspection reads standard-library source for doc
+	// comments; empty means $GOROOT, else the GOROOT the binary was built
+	// with. Without the source, inspection shows signatures only.
+	GoRoot string
 	// Stdout and Stderr receive what goroutines print between cells once
 	// the text kept for the next cell exceeds 64 KiB. They default to the
 	// process's os.Stdout and os.Stderr.

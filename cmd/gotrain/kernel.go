@@ -35,7 +35,7 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	// Cells import gotrain's own packages through generated symbol tables.
-	sess, err := session.New(session.Options{Symbols: []interp.Exports{symbols.Symbols}})
+	sess, err := session.New(session.Options{Symbols: []interp.Exports{symbols.Symbols}, Docs: symbols.Docs})
 	if err != nil {
 		return err
 	}

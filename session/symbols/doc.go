@@ -5,4 +5,9 @@
 // lines in symbols.go); regenerate them with `go generate ./session/symbols`
 // after changing an exported API. cmd/gotrain passes Symbols to
 // session.New through session.Options.Symbols.
+//
+// Docs, in docs.go, holds the doc comments of the same packages for
+// inspection (Shift-Tab, ?name); gendocs.go writes it from their source at
+// generate time, because a kernel binary may run where that source is not.
+// cmd/gotrain passes it through session.Options.Docs.
 package symbols

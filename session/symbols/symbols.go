@@ -7,6 +7,7 @@ import "reflect"
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name symbols github.com/gotrain/gotrain/graph
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name symbols github.com/gotrain/gotrain/nn
 //go:generate go run github.com/traefik/yaegi/cmd/yaegi extract -name symbols github.com/gotrain/gotrain/strategy
+//go:generate go run gendocs.go
 
 // Symbols maps "import/path/name" to the exported identifiers of that
 // package, in the form interp.Interpreter.Use expects.
