@@ -350,3 +350,31 @@ func TestAllReduceSumSmallAllocatesNothing(t *testing.T) {
 		t.Errorf("AllReduceSum on 1000 elements allocates %v times, want 0", got)
 	}
 }
+
+// The optimizer updates run once per variable per training step: on buffers
+// too small to split they must not allocate (a closure built for the
+// parallel path escapes to the heap).
+func TestUpdatesDoNotAllocate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
+	}
+	const n = 1000
+	w, g, a, b := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	bufs := [][]float32{w, g}
+	cases := []struct {
+		name string
+		fn   func()
+	}{
+		{"AdamUpdate", func() { kernels.AdamUpdate(w, g, a, b, 1e-3, 0.9, 0.999, 1e-8, 1) }},
+		{"AdamWUpdate", func() { kernels.AdamWUpdate(w, g, a, b, 1e-3, 0.9, 0.999, 1e-8, 0.01, 1) }},
+		{"SGDUpdate", func() { kernels.SGDUpdate(w, g, a, 0.1, 0.9, true) }},
+		{"SGDUpdate without momentum", func() { kernels.SGDUpdate(w, g, nil, 0.1, 0, false) }},
+		{"RMSpropUpdate", func() { kernels.RMSpropUpdate(w, g, a, b, 1e-3, 0.9, 1e-7, 0.5) }},
+		{"AllReduceSum", func() { kernels.AllReduceSum(bufs) }},
+	}
+	for _, c := range cases {
+		if got := testing.AllocsPerRun(20, c.fn); got != 0 {
+			t.Errorf("%s on %d elements: %v allocations per call, want 0", c.name, n, got)
+		}
+	}
+}

@@ -30,6 +30,10 @@ import (
 // arithmetic is the same whatever the split, so the result is too.
 func AdamUpdate[T Float](w, g, m, v []T, lr, beta1, beta2, eps float64, step int) {
 	alpha, epsHat := adamStepSize(lr, beta1, beta2, eps, step)
+	if serial(len(w)) {
+		adam(w, g, m, v, T(beta1), T(beta2), T(alpha), T(epsHat), 1)
+		return
+	}
 	parallel(len(w), func(lo, hi int) {
 		adam(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], T(beta1), T(beta2), T(alpha), T(epsHat), 1)
 	})
@@ -45,6 +49,10 @@ func AdamUpdate[T Float](w, g, m, v []T, lr, beta1, beta2, eps float64, step int
 // It panics if step < 1.
 func AdamWUpdate[T Float](w, g, m, v []T, lr, beta1, beta2, eps, weightDecay float64, step int) {
 	alpha, epsHat := adamStepSize(lr, beta1, beta2, eps, step)
+	if serial(len(w)) {
+		adam(w, g, m, v, T(beta1), T(beta2), T(alpha), T(epsHat), T(1-lr*weightDecay))
+		return
+	}
 	parallel(len(w), func(lo, hi int) {
 		adam(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], T(beta1), T(beta2), T(alpha), T(epsHat), T(1-lr*weightDecay))
 	})
@@ -113,6 +121,10 @@ func adam[T Float](w, g, m, v []T, b1, b2, alpha, epsHat, decay T) {
 //
 // Long buffers are split among goroutines, as in AdamUpdate.
 func SGDUpdate[T Float](w, g, vel []T, lr, momentum float64, nesterov bool) {
+	if serial(len(w)) {
+		sgd(w, g, vel, lr, momentum, nesterov)
+		return
+	}
 	parallel(len(w), func(lo, hi int) { sgd(w[lo:hi], g[lo:hi], part(vel, lo, hi), lr, momentum, nesterov) })
 }
 
@@ -167,6 +179,10 @@ func sgd[T Float](w, g, vel []T, lr, momentum float64, nesterov bool) {
 //
 // Long buffers are split among goroutines, as in AdamUpdate.
 func RMSpropUpdate[T Float](w, g, ms, mom []T, lr, rho, eps, momentum float64) {
+	if serial(len(w)) {
+		rmsprop(w, g, ms, mom, lr, rho, eps, momentum)
+		return
+	}
 	parallel(len(w), func(lo, hi int) { rmsprop(w[lo:hi], g[lo:hi], ms[lo:hi], part(mom, lo, hi), lr, rho, eps, momentum) })
 }
 

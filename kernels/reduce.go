@@ -12,6 +12,12 @@ type Float interface{ ~float32 | ~float64 }
 // below it, starting workers costs more than the loop.
 const parallelMin = 1 << 14
 
+// serial reports whether n elements are too few to split across workers.
+// Callers test it before building the closure parallel takes: that closure
+// escapes to the heap, and the small buffers of a training step must not
+// allocate.
+func serial(n int) bool { return n < 2*parallelMin }
+
 // AllReduceSum is:
 //
 //	for i := range bufs[0] {
@@ -32,8 +38,7 @@ func AllReduceSum[T Float](bufs [][]T) {
 		return
 	}
 	n := len(bufs[0])
-	if n < 2*parallelMin {
-		// Serial without a closure: no allocation for the common small case.
+	if serial(n) {
 		allReduceRange(bufs, 0, n)
 		return
 	}
