@@ -407,6 +407,7 @@ type trace struct {
 	replicas []*replicaTrace
 	result   resultShape
 	grads    []Grad      // scratch handed to Update.Apply
+	count    [1]float64  // scratch for the true-example-count placeholder; Feed copies it
 	coll     *collective // the replicas' all-reductions inside the step
 
 	// The variables the step reads and whether each was trainable when it
@@ -693,11 +694,11 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 			p.Feed(rt.mask, in.masks[r].Data)
 		}
 		if c := rt.ctx.count; c != nil {
-			cnt := 0.0
+			tr.count[0] = 0
 			if in.batch != nil {
-				cnt = float64(in.batch.count)
+				tr.count[0] = float64(in.batch.count)
 			}
-			p.Feed(c, []float64{cnt})
+			p.Feed(c, tr.count[:])
 		}
 	}
 	tr.coll.reset()
