@@ -228,66 +228,62 @@ func checkThreshold(who string, t float64) {
 	}
 }
 
-// Precision is tp/(tp+fp) of binary predictions (keras.metrics.Precision):
-// a prediction counts as positive when it is greater than the threshold.
-type Precision struct{ c confusion }
-
-// NewPrecision returns a Precision with the given threshold (Keras's default
-// is 0.5). It panics with an error wrapping ErrUsage if it is not finite.
-func NewPrecision(threshold float64) *Precision {
-	checkThreshold("precision", threshold)
-	return &Precision{c: confusion{threshold: threshold}}
+// binaryMetric is what Precision and Recall share: the confusion counts of
+// binary predictions at a threshold, and how they are updated. Each adds its
+// own Result.
+type binaryMetric struct {
+	name string
+	c    confusion
 }
 
-// Name returns "precision".
-func (m *Precision) Name() string { return "precision" }
+func newBinaryMetric(name string, threshold float64) binaryMetric {
+	checkThreshold(name, threshold)
+	return binaryMetric{name: name, c: confusion{threshold: threshold}}
+}
+
+// Name returns the metric's name, "precision" or "recall".
+func (m *binaryMetric) Name() string { return m.name }
 
 // Update adds examples: labels (0 negative, anything else positive) and
 // predictions with one value per label (probabilities, or logits with
 // threshold 0). It panics with an error wrapping ErrShape if the counts
 // differ.
-func (m *Precision) Update(yTrue, yPred data.Tensor) { m.c.update(m.Name(), yTrue, yPred) }
+func (m *binaryMetric) Update(yTrue, yPred data.Tensor) { m.c.update(m.name, yTrue, yPred) }
 
 // UpdateReplicas adds the real rows of per-example outputs of strategy.Run
 // (see Metric).
-func (m *Precision) UpdateReplicas(s *strategy.Mirrored, yTrue, yPred strategy.PerReplica) {
-	m.Update(gather(m.Name(), s, yTrue), gather(m.Name(), s, yPred))
+func (m *binaryMetric) UpdateReplicas(s *strategy.Mirrored, yTrue, yPred strategy.PerReplica) {
+	m.Update(gather(m.name, s, yTrue), gather(m.name, s, yPred))
+}
+
+// Reset forgets every example.
+func (m *binaryMetric) Reset() { m.c = confusion{threshold: m.c.threshold} }
+
+// Precision is tp/(tp+fp) of binary predictions (keras.metrics.Precision):
+// a prediction counts as positive when it is greater than the threshold.
+type Precision struct{ binaryMetric }
+
+// NewPrecision returns a Precision with the given threshold (Keras's default
+// is 0.5). It panics with an error wrapping ErrUsage if it is not finite.
+func NewPrecision(threshold float64) *Precision {
+	return &Precision{newBinaryMetric("precision", threshold)}
 }
 
 // Result returns the precision, or 0 when nothing was predicted positive.
 func (m *Precision) Result() float64 { return ratio(m.c.tp, m.c.tp+m.c.fp) }
 
-// Reset forgets every example.
-func (m *Precision) Reset() { m.c = confusion{threshold: m.c.threshold} }
-
 // Recall is tp/(tp+fn) of binary predictions (keras.metrics.Recall): a
 // prediction counts as positive when it is greater than the threshold.
-type Recall struct{ c confusion }
+type Recall struct{ binaryMetric }
 
 // NewRecall returns a Recall with the given threshold (Keras's default is
 // 0.5). It panics with an error wrapping ErrUsage if it is not finite.
 func NewRecall(threshold float64) *Recall {
-	checkThreshold("recall", threshold)
-	return &Recall{c: confusion{threshold: threshold}}
-}
-
-// Name returns "recall".
-func (m *Recall) Name() string { return "recall" }
-
-// Update adds examples, as Precision.Update does.
-func (m *Recall) Update(yTrue, yPred data.Tensor) { m.c.update(m.Name(), yTrue, yPred) }
-
-// UpdateReplicas adds the real rows of per-example outputs of strategy.Run
-// (see Metric).
-func (m *Recall) UpdateReplicas(s *strategy.Mirrored, yTrue, yPred strategy.PerReplica) {
-	m.Update(gather(m.Name(), s, yTrue), gather(m.Name(), s, yPred))
+	return &Recall{newBinaryMetric("recall", threshold)}
 }
 
 // Result returns the recall, or 0 when there was no positive label.
 func (m *Recall) Result() float64 { return ratio(m.c.tp, m.c.tp+m.c.fn) }
-
-// Reset forgets every example.
-func (m *Recall) Reset() { m.c = confusion{threshold: m.c.threshold} }
 
 func ratio(a, b float64) float64 {
 	if b == 0 {
