@@ -1,5 +1,7 @@
 package kernel
 
+import "encoding/json"
+
 // Test-only access to internals.
 
 // QueuedShell reports how many shell requests wait for the shell worker.
@@ -50,9 +52,12 @@ func (s *signer) decode1(frames [][]byte) (Decoded, error) {
 // identities, type and content; parentID, when set, names the parent.
 func Encode(key []byte, ids [][]byte, msgType, parentID string, content any) ([][]byte, error) {
 	h := header{MsgID: "m1", Session: "s", Username: "u", Date: "2026-01-02T03:04:05.000006Z", MsgType: msgType, Version: protocolVersion}
-	var p *header
+	var p json.RawMessage
 	if parentID != "" {
-		p = &header{MsgID: parentID, MsgType: "execute_request"}
+		var err error
+		if p, err = json.Marshal(header{MsgID: parentID, MsgType: "execute_request"}); err != nil {
+			return nil, err
+		}
 	}
 	return newSigner(key).encode(ids, &h, p, nil, content)
 }

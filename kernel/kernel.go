@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -403,9 +404,9 @@ func (k *Kernel) newHeader(msgType string) header {
 // logged: a vanished client must not stop the kernel.
 func (k *Kernel) sendTo(c *channel, ids [][]byte, parent *message, msgType string, metadata, content any) string {
 	h := k.newHeader(msgType)
-	var ph *header
+	var ph json.RawMessage
 	if parent != nil {
-		ph = &parent.Header
+		ph = parent.rawHeader
 	}
 	frames, err := k.sign.encode(ids, &h, ph, metadata, content)
 	if err != nil {
@@ -446,7 +447,7 @@ func (k *Kernel) input(parent *message, prompt string, password bool) (string, e
 	w := &inputWait{reply: make(chan string, 1), interrupt: make(chan struct{})}
 	h := k.newHeader("input_request")
 	w.msgID = h.MsgID
-	frames, err := k.sign.encode(parent.Identities, &h, &parent.Header, nil, inputRequestContent{prompt, password})
+	frames, err := k.sign.encode(parent.Identities, &h, parent.rawHeader, nil, inputRequestContent{prompt, password})
 	if err != nil {
 		return "", err
 	}

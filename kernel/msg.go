@@ -48,9 +48,13 @@ type message struct {
 	Identities [][]byte // routing frames before <IDS|MSG>; nil on iopub
 	Header     header
 	Parent     header // zero when parent_header is {}
-	Metadata   json.RawMessage
-	Content    json.RawMessage
-	Buffers    [][]byte
+	// rawHeader is the header frame as received: the parent_header of every
+	// reply and output this message causes, sent as is rather than encoded
+	// again for each of them.
+	rawHeader json.RawMessage
+	Metadata  json.RawMessage
+	Content   json.RawMessage
+	Buffers   [][]byte
 }
 
 // timestamp formats t as ISO 8601 in UTC with microseconds, the form
@@ -146,7 +150,7 @@ func (s *signer) decode(frames [][]byte) (*message, error) {
 	if err := s.verify(sig, h, p, md, c); err != nil {
 		return nil, err
 	}
-	m := &message{Identities: frames[:split], Metadata: md, Content: c}
+	m := &message{Identities: frames[:split], Metadata: md, Content: c, rawHeader: h}
 	if len(rest) > 5 {
 		m.Buffers = rest[5:]
 	}
@@ -178,18 +182,17 @@ func isObject(b []byte) bool {
 }
 
 // encode builds the frames of one message: identities (or the iopub topic),
-// the delimiter, the signature and the four JSON frames. content and
+// the delimiter, the signature and the four JSON frames. parent is the
+// parent's header frame as received (nil for none, sent as {}); content and
 // metadata are encoded with encoding/json; nil metadata becomes {}.
-func (s *signer) encode(ids [][]byte, h *header, parent *header, metadata, content any) ([][]byte, error) {
+func (s *signer) encode(ids [][]byte, h *header, parent json.RawMessage, metadata, content any) ([][]byte, error) {
 	hb, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: encode %s header: %w", h.MsgType, err)
 	}
 	pb := emptyObject
-	if parent != nil && parent.MsgID != "" {
-		if pb, err = json.Marshal(parent); err != nil {
-			return nil, fmt.Errorf("kernel: encode %s parent_header: %w", h.MsgType, err)
-		}
+	if len(parent) > 0 {
+		pb = parent
 	}
 	mb := emptyObject
 	if metadata != nil {
