@@ -1,5 +1,8 @@
 //go:build !cgo || noopenblas
 
+// The pure-Go build: the same API and edge cases as openblas.go, on gonum.
+// Keep the two files in sync.
+
 package blas
 
 import (

@@ -1,5 +1,8 @@
 //go:build cgo && !noopenblas
 
+// The OpenBLAS build. gonum.go is the pure-Go build of the same API and
+// edge cases; keep the two files in sync.
+
 package blas
 
 /*
