@@ -45,6 +45,22 @@
 // a cell is made on its own, so a failing import does not hide the others.
 // A cell that declares func main runs it once, as a program would.
 //
+// yaegi runs a cell's statements at package scope, where it gives all
+// variables of one name a single slot whatever block declares them, and
+// gives a loop one variable for all iterations, as Go did before 1.22. A
+// compound statement of a cell that declares variables therefore runs as
+// the body of a function literal called in place (scope.go), where blocks
+// scope as in Go; tracebacks do not show that function. A loop whose
+// variables a closure or an & captures declares a copy per iteration at
+// the start of its body. The exceptions: a top-level statement with
+// return, goto, defer or a branch to a label outside it keeps yaegi's
+// scoping, and a three-clause loop whose body assigns its variable keeps
+// one variable.
+//
+// The yaegi the session runs is a patched copy (third_party/yaegi, its
+// PATCHES.md lists each change): closures made in a loop and run on other
+// goroutines no longer crash the process, and a panic names its line.
+//
 // A go statement is rewritten so that a panic in the goroutine is printed
 // on the cell's stderr ("session: panic in goroutine started at line N")
 // instead of ending the kernel.

@@ -95,3 +95,121 @@ func TestDefinitionLoopMessage(t *testing.T) {
 		{name: "undefined name first", cells: []string{"var a = b + 1"}, errName: "CompileError", errHas: "undefined: b"},
 	})
 }
+
+// TestIssueClosureInGoStatement: yaegi v0.16.1 stored a function literal's
+// value in a frame slot and, when a call of that closure returned, wrote
+// the slot's earlier value back. A goroutine finishing while the cell's
+// loop evaluated the same literal again made the loop start the wrong
+// closure, or a nil one, which panicked outside any recover and killed the
+// kernel. third_party/yaegi drops the write-back (see its PATCHES.md).
+// Each case starts n closures, one per loop iteration, and checks that
+// every iteration's closure ran exactly once.
+func TestIssueClosureInGoStatement(t *testing.T) {
+	const setup = `
+import "sync"
+
+var (
+	mu   sync.Mutex
+	seen = map[int]int{}
+	wg   sync.WaitGroup
+)
+
+func record(i int) {
+	mu.Lock()
+	seen[i]++
+	mu.Unlock()
+}
+
+func spawn(f func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		f()
+	}()
+}`
+	tests := []struct {
+		name string
+		loop string
+	}{
+		{"go func literal", `
+for i := range n {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		record(i)
+	}()
+}`},
+		{"literal passed to a spawning func", `
+for i := range n {
+	spawn(func() { record(i) })
+}`},
+		{"literal with an argument", `
+for i := range n {
+	wg.Add(1)
+	go func(k int) {
+		defer wg.Done()
+		record(k)
+	}(i)
+}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSession(t)
+			mustRun(t, s, setup)
+			for round := range 5 {
+				mustRun(t, s, "seen = map[int]int{}\nn := 500")
+				mustRun(t, s, tt.loop+"\nwg.Wait()")
+				res, _ := run(t, s, `
+bad := 0
+for i := range n {
+	if seen[i] != 1 {
+		bad++
+	}
+}
+bad + len(seen) - n`)
+				if res.Err != nil || text(res) != "0" {
+					t.Fatalf("round %d: %q, %+v: want every iteration's closure to run once", round, text(res), res.Err)
+				}
+			}
+		})
+	}
+}
+
+// TestIssueShadowedGlobal: yaegi runs a cell's statements at package scope
+// and gave all variables of one name there one slot, so a variable
+// declared in a block replaced the cell's variable of the same name, and
+// some such cells crashed its compiler. scope.go runs those blocks as
+// functions.
+func TestIssueShadowedGlobal(t *testing.T) {
+	runCellTests(t, []cellTest{
+		{name: "if body", cells: []string{"x := 1\nif x > 0 {\n\tx := 2\n\t_ = x\n}\nx"}, want: "1"},
+		{name: "loop body", cells: []string{"y := 1\nfor k := 0; k < 2; k++ {\n\ty := 10 + k\n\t_ = y\n}\ny"}, want: "1"},
+		{name: "if with init", cells: []string{"m := map[string]int{\"a\": 7}\nv := -1\nif v, ok := m[\"a\"]; ok {\n\t_ = v\n}\nv"}, want: "-1"},
+		{name: "err in a block", cells: []string{"import \"strconv\"", "n, err := strconv.Atoi(\"5\")\nif n > 0 {\n\t_, err := strconv.Atoi(\"x\")\n\t_ = err\n}\nerr == nil && n == 5"}, want: "true"},
+		{name: "earlier cell's variable", cells: []string{"z := \"outer\"", "{\n\tz := \"inner\"\n\t_ = z\n}\nz"}, want: "outer"},
+		{name: "type switch binding", cells: []string{"var a any = 3\ns := \"kept\"\nswitch s := a.(type) {\ncase int:\n\t_ = s\n}\ns"}, want: "kept"},
+		{name: "assignment reaches the cell's variable", cells: []string{"total := 0\nfor _, v := range []int{1, 2, 3} {\n\ttotal += v\n}\ntotal"}, want: "6"},
+		{name: "label and break", cells: []string{"found := -1\nouter:\nfor i := range 3 {\n\tfor j := range 3 {\n\t\tif i*j == 2 {\n\t\t\tfound = i*10 + j\n\t\t\tbreak outer\n\t\t}\n\t}\n}\nfound"}, want: "12"},
+		{name: "output from the block", cells: []string{"import \"fmt\"", "for i := range 2 {\n\tfmt.Println(\"line\", i)\n}"}, stdout: "line 0\nline 1\n"},
+	})
+}
+
+// TestIssueLoopVariablePerIteration: yaegi gave a loop one variable for
+// all iterations, as Go did before 1.22, so closures and pointers made in
+// the body saw the last value. Each iteration now has its own, as in the
+// Go the notebook's users write.
+func TestIssueLoopVariablePerIteration(t *testing.T) {
+	const three = "\n[]int{fs[0](), fs[1](), fs[2]()}"
+	runCellTests(t, []cellTest{
+		{name: "range over int", cells: []string{"var fs []func() int\nfor i := range 3 {\n\tfs = append(fs, func() int { return i })\n}" + three}, want: "[0 1 2]"},
+		{name: "three-clause", cells: []string{"var fs []func() int\nfor i := 0; i < 3; i++ {\n\tfs = append(fs, func() int { return i })\n}" + three}, want: "[0 1 2]"},
+		{name: "range over slice", cells: []string{"var fs []func() int\nfor _, v := range []int{5, 6, 7} {\n\tfs = append(fs, func() int { return v })\n}" + three}, want: "[5 6 7]"},
+		{name: "key and value", cells: []string{"var fs []func() int\nfor k, v := range []int{5, 6, 7} {\n\tfs = append(fs, func() int { return 10*k + v })\n}" + three}, want: "[5 16 27]"},
+		{name: "address of the variable", cells: []string{"var ps []*int\nfor _, v := range []int{5, 6, 7} {\n\tps = append(ps, &v)\n}\n[]int{*ps[0], *ps[1], *ps[2]}"}, want: "[5 6 7]"},
+		{name: "range body assigns its variable", cells: []string{"var got []int\nfor i := range 3 {\n\ti += 10\n\tgot = append(got, i)\n}\ngot"}, want: "[10 11 12]"},
+		{name: "three-clause body assigns its variable", cells: []string{"var got []int\nfor i := 0; i < 6; i++ {\n\tif i == 1 {\n\t\ti = 3\n\t}\n\tgot = append(got, i)\n}\ngot"}, want: "[0 3 4 5]"},
+		{name: "nested loops", cells: []string{"var fs []func() int\nfor i := range 2 {\n\tfor j := range 2 {\n\t\tfs = append(fs, func() int { return 10*i + j })\n\t}\n}\n[]int{fs[0](), fs[1](), fs[2](), fs[3]()}"}, want: "[0 1 10 11]"},
+		{name: "in a declared function", cells: []string{"func makers() []func() int {\n\tvar fs []func() int\n\tfor i := 0; i < 3; i++ {\n\t\tfs = append(fs, func() int { return i })\n\t}\n\treturn fs\n}", "fs := makers()" + three}, want: "[0 1 2]"},
+		{name: "in a function literal", cells: []string{"var fs []func() int\nfunc() {\n\tfor i := range 3 {\n\t\tfs = append(fs, func() int { return i })\n\t}\n}()" + three}, want: "[0 1 2]"},
+	})
+}

@@ -50,6 +50,9 @@ type prepared struct {
 	// define's names at the statement, a var's name at the name. yaegi
 	// reports a global it cannot type or initialize there.
 	declaredAt map[[2]int]string
+	// scopeCalls holds the cell positions ("L:C") of the function literals
+	// localScopes wrapped statements in, to hide them from tracebacks.
+	scopeCalls map[string]bool
 }
 
 // globalAt returns the names of the globals declared at pos, for messages.
@@ -117,9 +120,10 @@ type rewriter struct {
 	globs map[string]reflect.Value // the interpreter's globals, read once per chunk
 
 	unknownRanges []token.Position
-	newImports    []importSpec    // hidden imports the chunk needs first; see importName
-	postinit      []func() string // assignments deferVarInits moved out of the chunk
-	strictConsts  bool            // see constFits
+	newImports    []importSpec      // hidden imports the chunk needs first; see importName
+	postinit      []func() string   // assignments deferVarInits moved out of the chunk
+	strictConsts  bool              // see constFits
+	globalLoops   map[ast.Node]bool // loops localScopes left at package scope
 }
 
 func lineCol(code string, off int) (line, col int) {
@@ -159,6 +163,7 @@ func (s *Session) prepare(cell string, c chunk) (*prepared, error) {
 	switch c.kind {
 	case stmtChunk:
 		r.typedDefines(f.Decls[0].(*ast.FuncDecl).Body.List, p)
+		r.localScopes(f.Decls[0].(*ast.FuncDecl).Body.List, p)
 	case declChunk:
 		// Variables whose values move out of the chunk get their types
 		// written; the others may need conversions.
@@ -542,6 +547,9 @@ func (r *rewriter) collect(f *ast.File) {
 			}
 		case *ast.RangeStmt:
 			r.rangeStmt(n)
+			r.rangeVars(n)
+		case *ast.ForStmt:
+			r.forVars(n)
 		case *ast.GoStmt:
 			r.goStmt(n)
 		}
@@ -1219,4 +1227,125 @@ func (r *rewriter) rangeStmt(rs *ast.RangeStmt) {
 			return fmt.Sprintf("for %s, %s := %s, (%s); %s < %s; %s++ ", key, n, zero, xs, key, n, key)
 		}})
 	}
+}
+
+// yaegi gives a loop one variable for all its iterations, as Go did before
+// 1.22, so closures and pointers made in the body all saw the last value
+// (TestIssueLoopVariablePerIteration). rangeVars and forVars give each
+// iteration its own copy by declaring `i := i` at the start of the body,
+// on the same line, when the body needs one: a function literal or an &
+// refers to the variable, or (for range only) the body assigns it.
+
+// rangeVars copies the variables a range statement declares. A range
+// loop's own counter is never the variable, so the copy is always right.
+func (r *rewriter) rangeVars(rs *ast.RangeStmt) {
+	if rs.Tok != token.DEFINE || r.globalLoops[rs] {
+		return
+	}
+	var objs []*ast.Object
+	for _, x := range []ast.Expr{rs.Key, rs.Value} {
+		if id, ok := x.(*ast.Ident); ok && id.Name != "_" && id.Obj != nil {
+			objs = append(objs, id.Obj)
+		}
+	}
+	captured, assigned := loopVarUses(rs.Body, objs)
+	var names []string
+	for i, o := range objs {
+		if captured[i] || assigned[i] {
+			names = append(names, o.Name)
+		}
+	}
+	r.copyLoopVars(rs.Body, names)
+}
+
+// forVars copies the variables a three-clause loop declares. In Go 1.22
+// an assignment in the body carries into the next iteration; a copy
+// would lose it, so such a variable keeps yaegi's single variable.
+func (r *rewriter) forVars(fs *ast.ForStmt) {
+	init, ok := fs.Init.(*ast.AssignStmt)
+	if !ok || init.Tok != token.DEFINE || r.globalLoops[fs] {
+		return
+	}
+	var objs []*ast.Object
+	for _, x := range init.Lhs {
+		if id, ok := x.(*ast.Ident); ok && id.Name != "_" && id.Obj != nil {
+			objs = append(objs, id.Obj)
+		}
+	}
+	captured, assigned := loopVarUses(fs.Body, objs)
+	var names []string
+	for i, o := range objs {
+		if captured[i] && !assigned[i] {
+			names = append(names, o.Name)
+		}
+	}
+	r.copyLoopVars(fs.Body, names)
+}
+
+// copyLoopVars declares the copies in a block of their own around the
+// body: yaegi scopes a loop's body with its header, so a copy declared in
+// the body itself would also replace the variable the condition and the
+// post statement use.
+func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("{ ")
+	for _, n := range names {
+		b.WriteString(n + " := " + n + "; ")
+	}
+	open, end := r.off(body.Lbrace)+1, r.off(body.Rbrace)
+	r.edits = append(r.edits,
+		edit{open, open, b.String},
+		edit{end, end, func() string { return "}" }})
+}
+
+// loopVarUses reports, for each of objs, whether body refers to it from a
+// function literal or takes its address, and whether body assigns it.
+func loopVarUses(body *ast.BlockStmt, objs []*ast.Object) (captured, assigned []bool) {
+	captured, assigned = make([]bool, len(objs)), make([]bool, len(objs))
+	index := func(x ast.Expr) int {
+		if id, ok := x.(*ast.Ident); ok {
+			for i, o := range objs {
+				if id.Obj == o {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	var walk func(n ast.Node, inLit bool)
+	walk = func(n ast.Node, inLit bool) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				if !inLit {
+					walk(n.Body, true)
+					return false
+				}
+			case *ast.Ident:
+				if i := index(n); i >= 0 && inLit {
+					captured[i] = true
+				}
+			case *ast.UnaryExpr:
+				if i := index(n.X); i >= 0 && n.Op == token.AND {
+					captured[i] = true
+				}
+			case *ast.AssignStmt:
+				for _, x := range n.Lhs {
+					if i := index(x); i >= 0 {
+						assigned[i] = true
+					}
+				}
+			case *ast.IncDecStmt:
+				if i := index(n.X); i >= 0 {
+					assigned[i] = true
+				}
+			}
+			return true
+		})
+	}
+	walk(body, false)
+	return captured, assigned
 }

@@ -406,7 +406,7 @@ func (s *Session) runCell(ctx context.Context, run *cellRun, code string) (res k
 				s.markStale(p)
 				return kernel.ExecuteResult{Err: compileExecError(list, code)}
 			}
-			return s.runtimeError(err)
+			return s.runtimeError(err, p)
 		}
 		s.commit(p, code, c)
 		if p.declaresMain {
@@ -420,7 +420,7 @@ func (s *Session) runCell(ctx context.Context, run *cellRun, code string) (res k
 				return kernel.ExecuteResult{Err: compileExecError(s.explain(compileErrors(err), p), code)}
 			}
 			if _, err := s.interp.ExecuteWithContext(ctx, prog); err != nil {
-				return s.runtimeError(err)
+				return s.runtimeError(err, nil)
 			}
 		}
 		if i == len(chunks)-1 && p.final && s.returnsValue(p.callee) {
@@ -682,8 +682,13 @@ func supportedShims(pkg string) string {
 	return strings.Join(names, ", ")
 }
 
-func (s *Session) runtimeError(err error) kernel.ExecuteResult {
+// runtimeError reports how p, the chunk that ran (nil for one the session
+// added), failed.
+func (s *Session) runtimeError(err error, chunk *prepared) kernel.ExecuteResult {
 	positions := panicPositions(s.router.takePanics())
+	if chunk != nil {
+		positions = hideScopeCalls(positions, chunk.scopeCalls)
+	}
 	var p interp.Panic
 	if errors.As(err, &p) {
 		if isInterrupt(p.Value) {

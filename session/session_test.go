@@ -219,13 +219,18 @@ func TestErrors(t *testing.T) {
 		errName   string
 		value     string   // substring of the error value
 		traceback []string // substrings the traceback must contain, in order
+		absent    string   // when non-empty, the traceback must not contain it
 	}{
-		{"undefined on line 3", "x := 1\n_ = x\nfmt.Println(nope)", "CompileError", "3:1: undefined: fmt", []string{"3:1", "   3 | fmt.Println(nope)", "| ^"}},
-		{"syntax error in second chunk", "import \"fmt\"\n\nfunc f() {\n\tfmt.Println(\n}", "CompileError", "5:1", []string{"5:1"}},
-		{"type mismatch column", "var s string\n\ns = 1 + 2", "CompileError", "3:", nil},
-		{"panic with line", "func boom() {\n\tpanic(\"bad\")\n}\nboom()", "Panic", "bad (at 2:2)", []string{"panic: bad", "at 2:2 in main.boom", "at 4:1 in cell"}},
-		{"runtime panic", "var xs []int\ni := 3\n_ = xs[i]", "Panic", "index out of range", nil},
-		{"nil map write", "var m map[string]int\nm[\"a\"] = 1", "Panic", "nil map", nil},
+		{"undefined on line 3", "x := 1\n_ = x\nfmt.Println(nope)", "CompileError", "3:1: undefined: fmt", []string{"3:1", "   3 | fmt.Println(nope)", "| ^"}, ""},
+		{"syntax error in second chunk", "import \"fmt\"\n\nfunc f() {\n\tfmt.Println(\n}", "CompileError", "5:1", []string{"5:1"}, ""},
+		{"type mismatch column", "var s string\n\ns = 1 + 2", "CompileError", "3:", nil, ""},
+		{"panic with line", "func boom() {\n\tpanic(\"bad\")\n}\nboom()", "Panic", "bad (at 2:2)", []string{"panic: bad", "at 2:2 in main.boom", "at 4:1 in cell"}, ""},
+		{"runtime panic", "var xs []int\ni := 3\n_ = xs[i]", "Panic", "index out of range", []string{"at 3:"}, ""},
+		{"nil map write", "var m map[string]int\nm[\"a\"] = 1", "Panic", "nil map (at 2:", nil, ""},
+		// The loop runs inside a function literal the session adds (see
+		// scope.go); the traceback shows the panic's own line as the cell's.
+		{"panic in a loop", "n := 0\nfor i := range 3 {\n\tif i == 2 {\n\t\tvar m map[string]int\n\t\tm[\"a\"] = 1\n\t}\n\tn++\n}", "Panic", "nil map (at 5:3)", []string{"at 5:3 in cell"}, "main.func"},
+		{"panic in a func called from a loop", "func boom(i int) {\n\tif i == 1 {\n\t\tpanic(\"bad\")\n\t}\n}\nfor i := range 2 {\n\tj := i\n\tboom(j)\n}", "Panic", "bad (at 3:3)", []string{"at 3:3 in main.boom", "at 8:2 in cell"}, "main.func"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,6 +250,9 @@ func TestErrors(t *testing.T) {
 					t.Fatalf("cell %q: traceback\n%s\nlacks %q", tt.cell, tb, want)
 				}
 				rest = rest[i+len(want):]
+			}
+			if tt.absent != "" && strings.Contains(tb, tt.absent) {
+				t.Errorf("cell %q: traceback\n%s\nhas %q", tt.cell, tb, tt.absent)
 			}
 			if got := mustRun(t, s, "1+1"); got != "2" {
 				t.Errorf("after error: 1+1 = %q", got)
