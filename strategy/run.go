@@ -685,21 +685,9 @@ func flattenResults(t reflect.Type, results []reflect.Value) ([]*graph.Node, res
 
 // execute runs one traced step on every replica and applies the updates.
 func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
-	for r, rt := range tr.replicas {
-		p := rt.prog
-		for k, n := range rt.inputs {
-			p.Feed(n, in.args[r][k].Data)
-		}
-		if rt.mask != nil {
-			p.Feed(rt.mask, in.masks[r].Data)
-		}
-		if c := rt.ctx.count; c != nil {
-			tr.count[0] = 0
-			if in.batch != nil {
-				tr.count[0] = float64(in.batch.count)
-			}
-			p.Feed(c, tr.count[:])
-		}
+	tr.count[0] = 0
+	if in.batch != nil {
+		tr.count[0] = float64(in.batch.count)
 	}
 	tr.coll.reset()
 	errs := s.onReplicas(func(r int) (err error) {
@@ -715,7 +703,21 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 				return err
 			}
 		}
-		return tr.replicas[r].prog.Run()
+		// Each replica converts its own shard (float64 to the program's
+		// type) on its own core: done here rather than before the replicas
+		// start, it no longer adds to every step's serial part.
+		rt := tr.replicas[r]
+		p := rt.prog
+		for k, n := range rt.inputs {
+			p.Feed(n, in.args[r][k].Data)
+		}
+		if rt.mask != nil {
+			p.Feed(rt.mask, in.masks[r].Data)
+		}
+		if c := rt.ctx.count; c != nil {
+			p.Feed(c, tr.count[:])
+		}
+		return p.Run()
 	})
 	if err := replicaFailure("run", rootCauses(errs)); err != nil {
 		return PerReplica{}, err
