@@ -213,3 +213,21 @@ func TestIssueLoopVariablePerIteration(t *testing.T) {
 		{name: "in a function literal", cells: []string{"var fs []func() int\nfunc() {\n\tfor i := range 3 {\n\t\tfs = append(fs, func() int { return i })\n\t}\n}()" + three}, want: "[0 1 2]"},
 	})
 }
+
+// TestIssueCommaOkMissingKey: yaegi's `v, ok := m[k]` left v as it was
+// when k was missing, instead of the zero value, so a second lookup in a
+// loop or an assignment kept the previous value. Patched in
+// third_party/yaegi (PATCHES.md, 3).
+func TestIssueCommaOkMissingKey(t *testing.T) {
+	loop := func(decl, zero string) string {
+		return decl + "\nvar got []string\nfor _, k := range []string{\"a\", \"b\"} {\n\tv, ok := m[k]\n\tgot = append(got, fmt.Sprint(v == " + zero + ", ok))\n}\ngot"
+	}
+	runCellTests(t, []cellTest{
+		{name: "int values", cells: []string{`import "fmt"`, loop(`m := map[string]int{"a": 1}`, "0")}, want: "[false true true false]"},
+		{name: "struct values", cells: []string{`import "fmt"`, "type pt struct{ x int }", loop(`m := map[string]pt{"a": {1}}`, "pt{}")}, want: "[false true true false]"},
+		{name: "interface values", cells: []string{`import "fmt"`, loop(`m := map[string]any{"a": 1}`, "nil")}, want: "[false true true false]"},
+		{name: "pointer values", cells: []string{`import "fmt"`, "one := 1", loop(`m := map[string]*int{"a": &one}`, "nil")}, want: "[false true true false]"},
+		// Constant keys take yaegi's other path.
+		{name: "assignment, constant keys", cells: []string{"func lookup() (int, bool) {\n\tm := map[string]int{\"a\": 1}\n\tv, ok := m[\"a\"]\n\tv, ok = m[\"b\"]\n\treturn v, ok\n}", "v, ok := lookup()\n[]any{v, ok}"}, want: "[0 false]"},
+	})
+}

@@ -1854,6 +1854,8 @@ func getIndexMap2(n *node) {
 				v := value0(f).MapIndex(mi)
 				if v.IsValid() {
 					dest(f).Set(v)
+				} else {
+					dest(f).SetZero() // a missing key gives the zero value
 				}
 				if doStatus {
 					value2(f).SetBool(v.IsValid())
@@ -1875,6 +1877,8 @@ func getIndexMap2(n *node) {
 				v := value0(f).MapIndex(value1(f))
 				if v.IsValid() {
 					dest(f).Set(v)
+				} else {
+					dest(f).SetZero() // a missing key gives the zero value
 				}
 				if doStatus {
 					value2(f).SetBool(v.IsValid())
