@@ -59,7 +59,8 @@
 //
 // The yaegi the session runs is a patched copy (third_party/yaegi, its
 // PATCHES.md lists each change): closures made in a loop and run on other
-// goroutines no longer crash the process, and a panic names its line.
+// goroutines no longer crash the process, a panic names its line, and
+// `v, ok := m[k]` gives the zero value for a missing key.
 //
 // A go statement is rewritten so that a panic in the goroutine is printed
 // on the cell's stderr ("session: panic in goroutine started at line N")
