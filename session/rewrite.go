@@ -1242,20 +1242,9 @@ func (r *rewriter) rangeVars(rs *ast.RangeStmt) {
 	if rs.Tok != token.DEFINE || r.globalLoops[rs] {
 		return
 	}
-	var objs []*ast.Object
-	for _, x := range []ast.Expr{rs.Key, rs.Value} {
-		if id, ok := x.(*ast.Ident); ok && id.Name != "_" && id.Obj != nil {
-			objs = append(objs, id.Obj)
-		}
-	}
-	captured, assigned := loopVarUses(rs.Body, objs)
-	var names []string
-	for i, o := range objs {
-		if captured[i] || assigned[i] {
-			names = append(names, o.Name)
-		}
-	}
-	r.copyLoopVars(rs.Body, names)
+	r.copyLoopVars(rs.Body, identObjs(rs.Key, rs.Value), func(captured, assigned bool) bool {
+		return captured || assigned
+	})
 }
 
 // forVars copies the variables a three-clause loop declares. In Go 1.22
@@ -1266,27 +1255,35 @@ func (r *rewriter) forVars(fs *ast.ForStmt) {
 	if !ok || init.Tok != token.DEFINE || r.globalLoops[fs] {
 		return
 	}
+	r.copyLoopVars(fs.Body, identObjs(init.Lhs...), func(captured, assigned bool) bool {
+		return captured && !assigned
+	})
+}
+
+// identObjs returns the objects of the named identifiers among xs.
+func identObjs(xs ...ast.Expr) []*ast.Object {
 	var objs []*ast.Object
-	for _, x := range init.Lhs {
+	for _, x := range xs {
 		if id, ok := x.(*ast.Ident); ok && id.Name != "_" && id.Obj != nil {
 			objs = append(objs, id.Obj)
 		}
 	}
-	captured, assigned := loopVarUses(fs.Body, objs)
+	return objs
+}
+
+// copyLoopVars copies the loop variables objs for which need, told how
+// body uses each, says so. The copies go in a block of their own around
+// the body: yaegi scopes a loop's body with its header, so a copy declared
+// in the body itself would also replace the variable the condition and the
+// post statement use.
+func (r *rewriter) copyLoopVars(body *ast.BlockStmt, objs []*ast.Object, need func(captured, assigned bool) bool) {
+	captured, assigned := loopVarUses(body, objs)
 	var names []string
 	for i, o := range objs {
-		if captured[i] && !assigned[i] {
+		if need(captured[i], assigned[i]) {
 			names = append(names, o.Name)
 		}
 	}
-	r.copyLoopVars(fs.Body, names)
-}
-
-// copyLoopVars declares the copies in a block of their own around the
-// body: yaegi scopes a loop's body with its header, so a copy declared in
-// the body itself would also replace the variable the condition and the
-// post statement use.
-func (r *rewriter) copyLoopVars(body *ast.BlockStmt, names []string) {
 	if len(names) == 0 {
 		return
 	}
