@@ -52,10 +52,12 @@
 // the body of a function literal called in place (scope.go), where blocks
 // scope as in Go; tracebacks do not show that function. A loop whose
 // variables a closure or an & captures declares a copy per iteration at
-// the start of its body. The exceptions: a top-level statement with
-// return, goto, defer or a branch to a label outside it keeps yaegi's
-// scoping, and a three-clause loop whose body assigns its variable keeps
-// one variable.
+// the start of its body; in a three-clause loop whose body assigns the
+// variable, the copy is written back before the post statement runs. The
+// exceptions: a top-level statement with return, goto, defer or a branch
+// to a label outside it keeps yaegi's scoping, and so does a three-clause
+// loop variable that its body both assigns and redeclares, or whose body
+// has a labelled continue.
 //
 // The yaegi the session runs is a patched copy (third_party/yaegi, its
 // PATCHES.md lists each change): closures made in a loop and run on other

@@ -1242,22 +1242,44 @@ func (r *rewriter) rangeVars(rs *ast.RangeStmt) {
 	if rs.Tok != token.DEFINE || r.globalLoops[rs] {
 		return
 	}
-	r.copyLoopVars(rs.Body, identObjs(rs.Key, rs.Value), func(captured, assigned bool) bool {
-		return captured || assigned
-	})
+	objs := identObjs(rs.Key, rs.Value)
+	captured, assigned := loopVarUses(rs.Body, objs)
+	var copies []string
+	for i, o := range objs {
+		if captured[i] || assigned[i] {
+			copies = append(copies, o.Name)
+		}
+	}
+	r.copyLoopVars(rs.Body, copies, nil, nil)
 }
 
 // forVars copies the variables a three-clause loop declares. In Go 1.22
-// an assignment in the body carries into the next iteration; a copy
-// would lose it, so such a variable keeps yaegi's single variable.
+// the next iteration's variable starts from this one's last value, so a
+// copy the body assigns is also carried back to the loop's variable, at
+// the end of the body and before each continue. A body that redeclares
+// such a variable or has a labelled continue keeps yaegi's single
+// variable for it.
 func (r *rewriter) forVars(fs *ast.ForStmt) {
 	init, ok := fs.Init.(*ast.AssignStmt)
 	if !ok || init.Tok != token.DEFINE || r.globalLoops[fs] {
 		return
 	}
-	r.copyLoopVars(fs.Body, identObjs(init.Lhs...), func(captured, assigned bool) bool {
-		return captured && !assigned
-	})
+	objs := identObjs(init.Lhs...)
+	captured, assigned := loopVarUses(fs.Body, objs)
+	var copies, carried []string
+	for i, o := range objs {
+		switch {
+		case captured[i] && !assigned[i]:
+			copies = append(copies, o.Name)
+		case captured[i] && assigned[i] && !redeclared(fs.Body, o):
+			carried = append(carried, o.Name)
+		}
+	}
+	conts, labelled := loopContinues(fs.Body)
+	if labelled {
+		carried = nil
+	}
+	r.copyLoopVars(fs.Body, copies, carried, conts)
 }
 
 // identObjs returns the objects of the named identifiers among xs.
@@ -1271,31 +1293,88 @@ func identObjs(xs ...ast.Expr) []*ast.Object {
 	return objs
 }
 
-// copyLoopVars copies the loop variables objs for which need, told how
-// body uses each, says so. The copies go in a block of their own around
-// the body: yaegi scopes a loop's body with its header, so a copy declared
-// in the body itself would also replace the variable the condition and the
-// post statement use.
-func (r *rewriter) copyLoopVars(body *ast.BlockStmt, objs []*ast.Object, need func(captured, assigned bool) bool) {
-	captured, assigned := loopVarUses(body, objs)
-	var names []string
-	for i, o := range objs {
-		if need(captured[i], assigned[i]) {
-			names = append(names, o.Name)
-		}
-	}
-	if len(names) == 0 {
+// copyLoopVars gives each iteration its own copy of the loop variables
+// copies and carried, and writes each carried copy back to the loop's
+// variable when the body ends and at each of conts (the body's continue
+// statements). The copies go in a block of their own around the body:
+// yaegi scopes a loop's body with its header, so a copy declared in the
+// body itself would also replace the variable the condition and the post
+// statement use. The loop's variables are reached through pointers taken
+// before the copies hide them.
+func (r *rewriter) copyLoopVars(body *ast.BlockStmt, copies, carried []string, conts []*ast.BranchStmt) {
+	if len(copies)+len(carried) == 0 {
 		return
 	}
-	var b strings.Builder
-	b.WriteString("{ ")
-	for _, n := range names {
-		b.WriteString(n + " := " + n + "; ")
+	var open, back strings.Builder
+	open.WriteString("{ ")
+	for _, n := range carried {
+		r.tmp++
+		p := fmt.Sprintf("_gotrain_loop%d", r.tmp)
+		open.WriteString(p + " := &" + n + "; ")
+		back.WriteString("*" + p + " = " + n + "; ")
 	}
-	open, end := r.off(body.Lbrace)+1, r.off(body.Rbrace)
+	open.WriteString("{ ")
+	for _, n := range append(copies, carried...) {
+		open.WriteString(n + " := " + n + "; ")
+	}
+	at, end := r.off(body.Lbrace)+1, r.off(body.Rbrace)
 	r.edits = append(r.edits,
-		edit{open, open, b.String},
-		edit{end, end, func() string { return "}" }})
+		edit{at, at, open.String},
+		edit{end, end, func() string { return "; " + back.String() + "}}" }})
+	if back.Len() == 0 {
+		return
+	}
+	for _, c := range conts {
+		r.replace(c, "{ "+back.String()+"continue }")
+	}
+}
+
+// loopContinues returns the unlabelled continue statements of a loop's
+// body that continue that loop (not one nested in it), and whether the
+// body has a labelled one.
+func loopContinues(body *ast.BlockStmt) (conts []*ast.BranchStmt, labelled bool) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ForStmt, *ast.RangeStmt:
+			// An unlabelled continue inside continues the inner loop;
+			// a labelled one may continue this one.
+			_, l := loopContinues(loopBody(n))
+			labelled = labelled || l
+			return false
+		case *ast.BranchStmt:
+			if n.Tok == token.CONTINUE {
+				if n.Label != nil {
+					labelled = true
+				} else {
+					conts = append(conts, n)
+				}
+			}
+		}
+		return true
+	})
+	return conts, labelled
+}
+
+func loopBody(n ast.Node) *ast.BlockStmt {
+	if f, ok := n.(*ast.ForStmt); ok {
+		return f.Body
+	}
+	return n.(*ast.RangeStmt).Body
+}
+
+// redeclared reports whether body declares another variable named as obj
+// outside its function literals, which would make a write-back name the
+// wrong variable.
+func redeclared(body *ast.BlockStmt, obj *ast.Object) bool {
+	found := false
+	inspectOutsideFuncLits(body, func(n ast.Node) {
+		if id, ok := n.(*ast.Ident); ok && id.Name == obj.Name && id.Obj != nil && id.Obj != obj {
+			found = true
+		}
+	})
+	return found
 }
 
 // loopVarUses reports, for each of objs, whether body refers to it from a
