@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -366,7 +367,7 @@ func (s *batchStream) check(e []Tensor) error {
 		return fmt.Errorf("data: batch: element %d has %d components, want %d", s.count, len(e), len(s.out))
 	}
 	for k, t := range e {
-		if !sameShape(t.Shape, s.out[k].Shape[1:]) || len(t.Data) != len(s.out[k].Data)/s.n {
+		if !slices.Equal(t.Shape, s.out[k].Shape[1:]) || len(t.Data) != len(s.out[k].Data)/s.n {
 			return fmt.Errorf("data: batch: component %d of element %d: want shape %v, got %v", k, s.count, s.out[k].Shape[1:], t.Shape)
 		}
 	}

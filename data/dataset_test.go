@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +20,12 @@ func TestFromTensorSlices(t *testing.T) {
 		t.Fatalf("ElementSpec = %s, want [[] [2]]", got)
 	}
 	elems := collect(t, d)
-	if !equalFloats(firsts(elems), floats(0, 1, 2, 3)) {
+	if !slices.Equal(firsts(elems), floats(0, 1, 2, 3)) {
 		t.Fatalf("elements %v", firsts(elems))
 	}
 	consistent(t, elems)
 	// Re-iterable: a second pass gives the same.
-	if !equalFloats(firsts(collect(t, d)), floats(0, 1, 2, 3)) {
+	if !slices.Equal(firsts(collect(t, d)), floats(0, 1, 2, 3)) {
 		t.Fatal("second pass differs")
 	}
 
@@ -86,7 +87,7 @@ func TestBatch(t *testing.T) {
 			for _, s := range tc.wantSizes {
 				total += s
 			}
-			if !equalFloats(firsts(elems), rangeFloats(0, total)) {
+			if !slices.Equal(firsts(elems), rangeFloats(0, total)) {
 				t.Fatalf("batched values %v, want 0..%d", firsts(elems), total-1)
 			}
 			consistent(t, elems)
@@ -102,13 +103,13 @@ func TestBatchValueValidUntilNext(t *testing.T) {
 	defer it.Close()
 	it.Next()
 	first := it.Value()[0]
-	if !equalFloats(first.Data, floats(0, 1)) {
+	if !slices.Equal(first.Data, floats(0, 1)) {
 		t.Fatalf("first batch %v", first)
 	}
 	it.Next()
 	// The buffer is reused: documented, and what keeps batching
 	// allocation-free.
-	if !equalFloats(first.Data, floats(2, 3)) {
+	if !slices.Equal(first.Data, floats(2, 3)) {
 		t.Fatalf("first batch after Next = %v, want the reused buffer [2 3]", first)
 	}
 }
@@ -131,19 +132,19 @@ func TestShuffle(t *testing.T) {
 		t.Run(fmt.Sprintf("buffer=%d", buffer), func(t *testing.T) {
 			a := firsts(collect(t, seq(n).Shuffle(buffer, 3)))
 			b := firsts(collect(t, seq(n).Shuffle(buffer, 3)))
-			if !equalFloats(a, b) {
+			if !slices.Equal(a, b) {
 				t.Fatalf("same seed, different orders:\n%v\n%v", a, b)
 			}
-			if !equalFloats(sortedCopy(a), rangeFloats(0, n)) {
+			if !slices.Equal(sortedCopy(a), rangeFloats(0, n)) {
 				t.Fatalf("not a permutation: %v", a)
 			}
-			ordered := equalFloats(a, rangeFloats(0, n))
+			ordered := slices.Equal(a, rangeFloats(0, n))
 			if buffer == 1 != ordered {
 				t.Fatalf("buffer %d: in order = %v", buffer, ordered)
 			}
 			if buffer > 1 {
 				c := firsts(collect(t, seq(n).Shuffle(buffer, 4)))
-				if equalFloats(a, c) {
+				if slices.Equal(a, c) {
 					t.Fatal("seeds 3 and 4 give the same order")
 				}
 			}
@@ -152,21 +153,21 @@ func TestShuffle(t *testing.T) {
 	// Every pass reshuffles; pass k uses seed+k.
 	d := seq(n).Shuffle(n, 10)
 	p0, p1 := firsts(collect(t, d)), firsts(collect(t, d))
-	if equalFloats(p0, p1) {
+	if slices.Equal(p0, p1) {
 		t.Fatal("second pass has the first pass's order")
 	}
-	if q := firsts(collect(t, seq(n).Shuffle(n, 11))); !equalFloats(p1, q) {
+	if q := firsts(collect(t, seq(n).Shuffle(n, 11))); !slices.Equal(p1, q) {
 		t.Fatal("pass 1 of seed 10 differs from pass 0 of seed 11")
 	}
 	// Under Repeat every pass is a fresh permutation.
 	r := firsts(collect(t, seq(n).Shuffle(n, 10).Repeat(2)))
-	if !equalFloats(r[:n], p0) || !equalFloats(r[n:], p1) {
+	if !slices.Equal(r[:n], p0) || !slices.Equal(r[n:], p1) {
 		t.Fatal("Repeat passes do not follow seed+k")
 	}
 	// Shuffling batches (whose buffers are reused) keeps them intact.
 	b := collect(t, seq(12).Batch(3).Shuffle(4, 1))
 	consistent(t, b)
-	if !equalFloats(sortedCopy(firsts(b)), rangeFloats(0, 12)) {
+	if !slices.Equal(sortedCopy(firsts(b)), rangeFloats(0, 12)) {
 		t.Fatalf("shuffled batches lost values: %v", firsts(b))
 	}
 	if r := panics(func() { seq(3).Shuffle(0, 1) }); r == nil {
@@ -199,7 +200,7 @@ func TestRepeatTakeSkipShard(t *testing.T) {
 		{"func", FromFunc(3, func(i int) []Tensor { return []Tensor{NewTensor(nil, []float64{float64(i * i)})} }), floats(0, 1, 4), 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := firsts(collect(t, tc.d)); !equalFloats(got, tc.want) {
+			if got := firsts(collect(t, tc.d)); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
 			if tc.d.Cardinality() != tc.wantCard {
@@ -264,13 +265,13 @@ func TestPrefetchEquivalence(t *testing.T) {
 		if len(got) != len(want) {
 			t.Fatalf("prefetch %d: %d batches, want %d", n, len(got), len(want))
 		}
-		if !equalFloats(firsts(got), firsts(want)) {
+		if !slices.Equal(firsts(got), firsts(want)) {
 			t.Fatalf("prefetch %d: values differ", n)
 		}
 		consistent(t, got)
 	}
 	// Stable sources are borrowed, not copied; the result must match too.
-	if got := firsts(collect(t, seq(20).Prefetch(3))); !equalFloats(got, rangeFloats(0, 20)) {
+	if got := firsts(collect(t, seq(20).Prefetch(3))); !slices.Equal(got, rangeFloats(0, 20)) {
 		t.Fatalf("prefetched slices: %v", got)
 	}
 }
@@ -382,7 +383,7 @@ func TestConcurrentPasses(t *testing.T) {
 		}()
 	}
 	for range 4 {
-		if got := <-done; !equalFloats(got, rangeFloats(0, 40)) {
+		if got := <-done; !slices.Equal(got, rangeFloats(0, 40)) {
 			t.Fatalf("a concurrent pass read %v", got)
 		}
 	}
@@ -421,12 +422,12 @@ func TestPrefetchValueStableUntilNext(t *testing.T) {
 				v := it.Value()[0]
 				c := v.Clone()
 				time.Sleep(50 * time.Microsecond) // let the producer fill the ring
-				if !equalFloats(v.Data, c.Data) || !sameShape(v.Shape, c.Shape) {
+				if !slices.Equal(v.Data, c.Data) || !slices.Equal(v.Shape, c.Shape) {
 					t.Fatalf("value changed before Next: %v became %v", c, v)
 				}
 				got = append(got, c.Data...)
 			}
-			if !equalFloats(sortedCopy(got), sortedCopy(want)) {
+			if !slices.Equal(sortedCopy(got), sortedCopy(want)) {
 				t.Fatalf("read %v, want %v", got, want)
 			}
 		})

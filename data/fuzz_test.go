@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -58,7 +59,7 @@ func FuzzReadNPY(f *testing.F) {
 			t.Fatal(err)
 		}
 		y, err := ReadNPY(&out)
-		if err != nil || !sameShape(x.Shape, y.Shape) || len(x.Data) != len(y.Data) {
+		if err != nil || !slices.Equal(x.Shape, y.Shape) || len(x.Data) != len(y.Data) {
 			t.Fatalf("rewrite of %v failed: %v", x.Shape, err)
 		}
 	})

@@ -85,8 +85,6 @@ func rangeFloats(lo, hi int) []float64 {
 	return out
 }
 
-func equalFloats(a, b []float64) bool { return slices.Equal(a, b) }
-
 func sortedCopy(a []float64) []float64 {
 	c := slices.Clone(a)
 	slices.Sort(c)

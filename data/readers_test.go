@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,10 +77,10 @@ func TestReadIDX(t *testing.T) {
 				if err != nil {
 					t.Fatalf("ReadIDX: %v", err)
 				}
-				if !sameShape(got.Shape, tc.shape) && !(len(got.Shape) == 0 && len(tc.shape) == 0) {
+				if !slices.Equal(got.Shape, tc.shape) && !(len(got.Shape) == 0 && len(tc.shape) == 0) {
 					t.Fatalf("shape %v, want %v", got.Shape, tc.shape)
 				}
-				if len(got.Data) != len(tc.vals) || (len(tc.vals) > 0 && !equalFloats(got.Data, tc.vals)) {
+				if len(got.Data) != len(tc.vals) || (len(tc.vals) > 0 && !slices.Equal(got.Data, tc.vals)) {
 					t.Fatalf("values %v, want %v", got.Data, tc.vals)
 				}
 			})
@@ -90,7 +91,7 @@ func TestReadIDX(t *testing.T) {
 	if err := os.WriteFile(path, gzipped(idxBytes(0x08, []int{3}, floats(7, 2, 1))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := LoadIDX(path); err != nil || !equalFloats(got.Data, floats(7, 2, 1)) {
+	if got, err := LoadIDX(path); err != nil || !slices.Equal(got.Data, floats(7, 2, 1)) {
 		t.Fatalf("LoadIDX = %v, %v", got, err)
 	}
 	if _, err := LoadIDX(filepath.Join(t.TempDir(), "missing")); err == nil || !strings.HasPrefix(err.Error(), "data: idx: ") {
@@ -160,7 +161,7 @@ func TestReadNPYNumPyFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LoadNPY: %v", err)
 			}
-			if !sameShape(got.Shape, tc.shape) || len(got.Data) != len(tc.vals) || (len(tc.vals) > 0 && !equalFloats(got.Data, tc.vals)) {
+			if !slices.Equal(got.Shape, tc.shape) || len(got.Data) != len(tc.vals) || (len(tc.vals) > 0 && !slices.Equal(got.Data, tc.vals)) {
 				t.Fatalf("got %v %v, want %v %v", got.Shape, got.Data, tc.shape, tc.vals)
 			}
 		})
@@ -240,7 +241,7 @@ func TestNPYRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("shape %v: %v", x.Shape, err)
 		}
-		if !sameShape(x.Shape, y.Shape) || !equalFloats(x.Data, y.Data) {
+		if !slices.Equal(x.Shape, y.Shape) || !slices.Equal(x.Data, y.Data) {
 			t.Fatalf("round trip of %v gave %v", x, y)
 		}
 	}
@@ -284,7 +285,7 @@ func TestReadCSV(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ReadCSV(%q): %v", tc.in, err)
 			}
-			if !sameShape(got.Shape, tc.shape) || !equalFloats(got.Data, tc.vals) {
+			if !slices.Equal(got.Shape, tc.shape) || !slices.Equal(got.Data, tc.vals) {
 				t.Fatalf("ReadCSV(%q) = %v %v, want %v %v", tc.in, got.Shape, got.Data, tc.shape, tc.vals)
 			}
 		})
@@ -322,7 +323,7 @@ func TestCSVRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sameShape(x.Shape, y.Shape) || !math.IsNaN(y.Data[0]) || !equalFloats(x.Data[1:], y.Data[1:]) {
+	if !slices.Equal(x.Shape, y.Shape) || !math.IsNaN(y.Data[0]) || !slices.Equal(x.Data[1:], y.Data[1:]) {
 		t.Fatalf("round trip of\n%v\ngave\n%v", x, y)
 	}
 	var b bytes.Buffer

@@ -173,19 +173,6 @@ func (t Tensor) Scalar() float64 {
 	return t.Data[0]
 }
 
-// sameShape reports whether a and b are equal dimension by dimension.
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // Axes longer than elideAbove print only their first and last elideKeep
 // entries, as NumPy does for large arrays, so that a notebook cell that
 // prints a dataset's batch stays readable.

@@ -2,6 +2,7 @@ package data
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestNewTensor(t *testing.T) {
 func TestRowAndReshape(t *testing.T) {
 	x := NewTensor([]int{3, 2}, rangeFloats(0, 6))
 	r := x.Row(1)
-	if !equalFloats(r.Data, floats(2, 3)) || len(r.Shape) != 1 || r.Shape[0] != 2 {
+	if !slices.Equal(r.Data, floats(2, 3)) || len(r.Shape) != 1 || r.Shape[0] != 2 {
 		t.Fatalf("Row(1) = %v, want [2 3]", r)
 	}
 	r.Data[0] = 42 // a view
@@ -118,10 +119,10 @@ func TestString(t *testing.T) {
 
 func TestRandom(t *testing.T) {
 	a, b := RandomNormal(7, 1000), RandomNormal(7, 1000)
-	if !equalFloats(a.Data, b.Data) {
+	if !slices.Equal(a.Data, b.Data) {
 		t.Fatal("RandomNormal with one seed differs between calls")
 	}
-	if c := RandomNormal(8, 1000); equalFloats(a.Data, c.Data) {
+	if c := RandomNormal(8, 1000); slices.Equal(a.Data, c.Data) {
 		t.Fatal("RandomNormal ignores its seed")
 	}
 	// Moments of 1000 standard normals: mean within 4 standard errors.
@@ -176,7 +177,7 @@ func TestSlice(t *testing.T) {
 		{3, 4, floats(6, 7)},
 	} {
 		s := x.Slice(tc.lo, tc.hi)
-		if s.Shape[0] != tc.hi-tc.lo || s.Shape[1] != 2 || len(s.Data) != len(tc.want) || (len(tc.want) > 0 && !equalFloats(s.Data, tc.want)) {
+		if s.Shape[0] != tc.hi-tc.lo || s.Shape[1] != 2 || len(s.Data) != len(tc.want) || (len(tc.want) > 0 && !slices.Equal(s.Data, tc.want)) {
 			t.Errorf("Slice(%d, %d) = %v %v, want %v", tc.lo, tc.hi, s.Shape, s.Data, tc.want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -359,13 +360,13 @@ func TestDropoutMask(t *testing.T) {
 				if sd := math.Sqrt(n * rate * (1 - rate)); math.Abs(float64(dropped)-n*rate) > 5*sd {
 					t.Errorf("dropped %d of %d, want about %.0f", dropped, n, n*rate)
 				}
-				if !equal(a0, a0again) {
+				if !slices.Equal(a0, a0again) {
 					t.Error("same counter: masks differ")
 				}
-				if equal(a0, a1) {
+				if slices.Equal(a0, a1) {
 					t.Error("next counter: same mask")
 				}
-				if equal(a0, b0) {
+				if slices.Equal(a0, b0) {
 					t.Error("other stream: same mask")
 				}
 				if got := graph.CounterValue(ctr); got != 1 {
@@ -374,18 +375,6 @@ func TestDropoutMask(t *testing.T) {
 			})
 		}
 	}
-}
-
-func equal(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestCounterCarries(t *testing.T) {

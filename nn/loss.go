@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/strategy"
@@ -90,22 +91,10 @@ func weigh(name string, perExample *Tensor, sampleWeight []*Tensor) *Tensor {
 // maskedSum sums the per-example values of the real rows: the graph's mask
 // (set by strategy.Run) zeroes padding rows.
 func maskedSum(perExample *Tensor) *Tensor {
-	if m := perExample.Graph().Mask(); m != nil && sameShape(m.Shape(), perExample.Shape()) {
+	if m := perExample.Graph().Mask(); m != nil && slices.Equal(m.Shape(), perExample.Shape()) {
 		return graph.Sum(graph.Mul(perExample, m))
 	}
 	return graph.Sum(perExample)
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // SparseCategoricalCrossentropy is the cross-entropy between integer class

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"github.com/gotrain/gotrain/graph"
+	"slices"
 )
 
 // Loss is what every loss of this package is: Call returns the loss of
@@ -48,7 +49,7 @@ func (l CategoricalCrossentropy) Call(yTrue, yPred *Tensor, sampleWeight ...*Ten
 	const name = "categorical_crossentropy"
 	checkPair(name, yTrue, yPred)
 	ls, ps := yTrue.Shape(), yPred.Shape()
-	if len(ps) != 2 || !sameShape(ls, ps) {
+	if len(ps) != 2 || !slices.Equal(ls, ps) {
 		panic(shapeError("%s: want labels and predictions [batch, classes] of one shape, got %v and %v", name, ls, ps))
 	}
 	g := yPred.Graph()
@@ -123,7 +124,7 @@ func (l MeanSquaredError) Call(yTrue, yPred *Tensor, sampleWeight ...*Tensor) *T
 func elementwisePair(name string, yTrue, yPred *Tensor) (g *graph.Graph, restore func()) {
 	checkPair(name, yTrue, yPred)
 	ls, ps := yTrue.Shape(), yPred.Shape()
-	if (len(ps) != 1 && len(ps) != 2) || !sameShape(ls, ps) {
+	if (len(ps) != 1 && len(ps) != 2) || !slices.Equal(ls, ps) {
 		panic(shapeError("%s: want labels and predictions [batch] or [batch, d] of one shape, got %v and %v", name, ls, ps))
 	}
 	g = yPred.Graph()

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gotrain/gotrain/data"
 )
@@ -213,7 +214,7 @@ func (it *DistributedIterator) reuse(e []data.Tensor) *PerReplicaBatch {
 		return newPerReplicaBatch(it.n, it.rows, e)
 	}
 	for k, t := range e {
-		if !equalInts(b.shards[0][k].Shape[1:], t.Shape[1:]) {
+		if !slices.Equal(b.shards[0][k].Shape[1:], t.Shape[1:]) {
 			return newPerReplicaBatch(it.n, it.rows, e)
 		}
 	}
@@ -309,15 +310,3 @@ func (b *PerReplicaBatch) Count() int { return b.count }
 
 // RealRows returns the number of real rows in replica r's shard.
 func (b *PerReplicaBatch) RealRows(r int) int { return b.real[r] }
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
