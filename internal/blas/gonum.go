@@ -1,7 +1,7 @@
 //go:build !cgo || noopenblas
 
-// The pure-Go build: the same API and edge cases as openblas.go, on gonum.
-// Keep the two files in sync.
+// The pure-Go build of sgemm and dgemm, on gonum; gemm.go handles the
+// empty cases for both builds.
 
 package blas
 
@@ -19,29 +19,13 @@ func trans(t bool) gblas.Transpose {
 	return gblas.NoTrans
 }
 
-// Sgemm computes C = alpha·op(A)·op(B) + beta·C in float32, row-major.
-// op(A) is m×k with leading dimension lda, op(B) is k×n with leading dimension
-// ldb, C is m×n with leading dimension ldc.
-func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		scaleC(m, n, beta, c, ldc)
-		return
-	}
+// sgemm is Sgemm with m, n, k > 0.
+func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	impl.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// Dgemm is Sgemm in float64.
-func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		scaleC(m, n, beta, c, ldc)
-		return
-	}
+// dgemm is Dgemm with m, n, k > 0.
+func dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	impl.Dgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 

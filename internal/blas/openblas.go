@@ -1,7 +1,7 @@
 //go:build cgo && !noopenblas
 
-// The OpenBLAS build. gonum.go is the pure-Go build of the same API and
-// edge cases; keep the two files in sync.
+// The OpenBLAS build of sgemm and dgemm; gonum.go is the pure-Go one, and
+// gemm.go handles the empty cases for both.
 
 package blas
 
@@ -20,32 +20,16 @@ func trans(t bool) C.enum_CBLAS_TRANSPOSE {
 	return C.CblasNoTrans
 }
 
-// Sgemm computes C = alpha·op(A)·op(B) + beta·C in float32, row-major.
-// op(A) is m×k with leading dimension lda, op(B) is k×n with leading dimension
-// ldb, C is m×n with leading dimension ldc.
-func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		scaleC(m, n, beta, c, ldc)
-		return
-	}
+// sgemm is Sgemm with m, n, k > 0.
+func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	pa, pb := (*C.float)(unsafe.Pointer(&a[0])), (*C.float)(unsafe.Pointer(&b[0]))
 	C.cblas_sgemm(C.CblasRowMajor, trans(transA), trans(transB), C.blasint(m), C.blasint(n), C.blasint(k),
 		C.float(alpha), pa, C.blasint(lda), pb, C.blasint(ldb), C.float(beta),
 		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
 }
 
-// Dgemm is Sgemm in float64.
-func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		scaleC(m, n, beta, c, ldc)
-		return
-	}
+// dgemm is Dgemm with m, n, k > 0.
+func dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	pa, pb := (*C.double)(unsafe.Pointer(&a[0])), (*C.double)(unsafe.Pointer(&b[0]))
 	C.cblas_dgemm(C.CblasRowMajor, trans(transA), trans(transB), C.blasint(m), C.blasint(n), C.blasint(k),
 		C.double(alpha), pa, C.blasint(lda), pb, C.blasint(ldb), C.double(beta),
