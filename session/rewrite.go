@@ -1275,9 +1275,12 @@ func (r *rewriter) forVars(fs *ast.ForStmt) {
 			carried = append(carried, o.Name)
 		}
 	}
-	conts, labelled := loopContinues(fs.Body)
-	if labelled {
-		carried = nil
+	var conts []*ast.BranchStmt
+	if len(carried) > 0 {
+		var labelled bool
+		if conts, labelled = loopContinues(fs.Body); labelled {
+			carried, conts = nil, nil
+		}
 	}
 	r.copyLoopVars(fs.Body, copies, carried, conts)
 }

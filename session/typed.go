@@ -602,12 +602,9 @@ func (r *rewriter) staticType(x ast.Expr, depth int) reflect.Type {
 	case *ast.CallExpr:
 		return r.callResult(x, depth)
 	case *ast.IndexExpr:
-		t := r.staticType(x.X, depth)
+		t := derefArray(r.staticType(x.X, depth))
 		if t == nil {
 			return nil
-		}
-		if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Array {
-			t = t.Elem()
 		}
 		switch t.Kind() {
 		case reflect.Map, reflect.Slice, reflect.Array:
@@ -616,12 +613,9 @@ func (r *rewriter) staticType(x ast.Expr, depth int) reflect.Type {
 			return reflect.TypeFor[byte]()
 		}
 	case *ast.SliceExpr:
-		t := r.staticType(x.X, depth)
+		t := derefArray(r.staticType(x.X, depth))
 		if t == nil {
 			return nil
-		}
-		if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Array {
-			t = t.Elem()
 		}
 		switch t.Kind() {
 		case reflect.String, reflect.Slice:
@@ -1169,4 +1163,13 @@ type symbolTables struct {
 	tables   []interp.Exports // immutable
 	symOnce  sync.Once
 	symIndex *symbolIndex // set once by symOnce
+}
+
+// derefArray returns the array t points to, or t: indexing and slicing a
+// pointer to an array act on the array. It passes nil through.
+func derefArray(t reflect.Type) reflect.Type {
+	if t != nil && t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Array {
+		return t.Elem()
+	}
+	return t
 }
