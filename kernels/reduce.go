@@ -59,9 +59,11 @@ func allReduceRange[T Float](bufs [][]T, lo, hi int) {
 }
 
 // parallel calls fn on disjoint ranges covering [0,n), concurrently when n is
-// large, and returns when every call has.
+// large, and returns when every call has. It uses at most one worker per
+// core even when GOMAXPROCS is higher: a worker beyond the cores waits for
+// a time slice and holds up the join.
 func parallel(n int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
 	if w := n / parallelMin; w < workers {
 		workers = w
 	}

@@ -151,9 +151,12 @@ type optimizer struct {
 	iters    *Variable // step counter (see readCounter); nil until created
 	clip     float64   // 0: no clipping
 	schedule Schedule  // nil: constant rate
-	// apply updates the variables of gs with learning rate lr; step is the
-	// 1-based number of this update.
-	apply func(step int, lr float64, gs []strategy.Grad, slots [][]*Variable)
+	// update applies the rule to elements [off, off+len) of g.Var, whose
+	// gradient g holds, with learning rate lr (NaN: no schedule, use the
+	// optimizer's own); step is the 1-based number of this update. The
+	// rules are element by element, so updating a variable in parts gives
+	// the same bits as updating it whole.
+	update func(step int, lr float64, g strategy.Grad, off int, slots []*Variable)
 }
 
 func newOptimizer(base string, nslot int, c optConfig) optimizer {
@@ -258,28 +261,60 @@ func (o *optimizer) prepare(s *strategy.Mirrored, vars []*Variable) [][]*Variabl
 
 func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, grads []*Tensor) {
 	slots := o.prepare(ctx.Strategy(), vars)
-	ctx.ApplyUpdate(strategy.Update{
+	u := strategy.Update{
 		Name:  o.name,
 		Vars:  vars,
 		Grads: grads,
 		Apply: func(gs []strategy.Grad) { o.step(gs, slots) },
-	})
+	}
+	if o.clip == 0 {
+		// Without clipping, which needs the norm of every summed gradient
+		// first, the update is element by element: the replicas can share
+		// it. Begin and End bracket the parts with the step's number and
+		// rate.
+		var n int
+		var lr float64
+		u.Split = &strategy.Split{
+			Begin: func() { n, lr = o.begin() },
+			Part:  func(i, off int, g strategy.Grad) { o.update(n, lr, g, off, slots[i]) },
+			End:   func() { writeCounter(o.iters, n) },
+		}
+	}
+	ctx.ApplyUpdate(u)
+}
+
+// begin returns the number of the coming update and its scheduled learning
+// rate (NaN without a schedule: each update uses its LR field).
+func (o *optimizer) begin() (step int, lr float64) {
+	n := readCounter(o.iters) + 1
+	lr = math.NaN()
+	if o.schedule != nil {
+		lr = o.schedule.Rate(n - 1)
+	}
+	return n, lr
 }
 
 // step applies one update: clip, evaluate the schedule on the counter,
 // update, count. gs are the gradients summed over replicas; step may scale
 // them.
 func (o *optimizer) step(gs []strategy.Grad, slots [][]*Variable) {
-	n := readCounter(o.iters) + 1
+	n, lr := o.begin()
 	if o.clip > 0 {
 		clipGlobalNorm(gs, o.clip)
 	}
-	lr := math.NaN() // each apply uses its LR field when there is no schedule
-	if o.schedule != nil {
-		lr = o.schedule.Rate(n - 1)
+	for i, g := range gs {
+		o.update(n, lr, g, 0, slots[i])
 	}
-	o.apply(n, lr, gs, slots)
 	writeCounter(o.iters, n)
+}
+
+// window returns x[off:off+n], or nil for a nil x (a slot the optimizer's
+// settings leave out).
+func window[T float32 | float64](x []T, off, n int) []T {
+	if x == nil {
+		return nil
+	}
+	return x[off : off+n]
 }
 
 // pick returns the scheduled rate if a schedule is set, else the constant.
@@ -346,19 +381,18 @@ func NewSGD(lr float64, opts ...OptimizerOption) *SGD {
 		nslot = 1
 	}
 	o.optimizer = newOptimizer("sgd", nslot, c)
-	o.apply = func(_ int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
-		for i, g := range gs {
-			var vel32 []float32
-			var vel64 []float64
-			if o.nslot == 1 {
-				vel32, vel64 = slots[i][0].F32(), slots[i][0].F64()
-			}
-			if g.F32 != nil {
-				kernels.SGDUpdate(g.Var.F32(), g.F32, vel32, lr, o.Momentum, o.Nesterov)
-			} else {
-				kernels.SGDUpdate(g.Var.F64(), g.F64, vel64, lr, o.Momentum, o.Nesterov)
-			}
+		var vel32 []float32
+		var vel64 []float64
+		if o.nslot == 1 {
+			vel32, vel64 = slots[0].F32(), slots[0].F64()
+		}
+		if n := len(g.F32); g.F32 != nil {
+			kernels.SGDUpdate(window(g.Var.F32(), off, n), g.F32, window(vel32, off, n), lr, o.Momentum, o.Nesterov)
+		} else {
+			n := len(g.F64)
+			kernels.SGDUpdate(window(g.Var.F64(), off, n), g.F64, window(vel64, off, n), lr, o.Momentum, o.Nesterov)
 		}
 	}
 	return o
@@ -385,15 +419,14 @@ func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
 	checkAdam("NewAdam", c)
 	o := &Adam{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps}
 	o.optimizer = newOptimizer("adam", 2, c)
-	o.apply = func(step int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
-		for i, g := range gs {
-			m, v := slots[i][0], slots[i][1]
-			if g.F32 != nil {
-				kernels.AdamUpdate(g.Var.F32(), g.F32, m.F32(), v.F32(), lr, o.Beta1, o.Beta2, o.Epsilon, step)
-			} else {
-				kernels.AdamUpdate(g.Var.F64(), g.F64, m.F64(), v.F64(), lr, o.Beta1, o.Beta2, o.Epsilon, step)
-			}
+		m, v := slots[0], slots[1]
+		if n := len(g.F32); g.F32 != nil {
+			kernels.AdamUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
+		} else {
+			n := len(g.F64)
+			kernels.AdamUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
 		}
 	}
 	return o
@@ -419,15 +452,14 @@ func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
 	}
 	o := &AdamW{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps, WeightDecay: c.weightDecay}
 	o.optimizer = newOptimizer("adamw", 2, c)
-	o.apply = func(step int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
-		for i, g := range gs {
-			m, v := slots[i][0], slots[i][1]
-			if g.F32 != nil {
-				kernels.AdamWUpdate(g.Var.F32(), g.F32, m.F32(), v.F32(), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
-			} else {
-				kernels.AdamWUpdate(g.Var.F64(), g.F64, m.F64(), v.F64(), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
-			}
+		m, v := slots[0], slots[1]
+		if n := len(g.F32); g.F32 != nil {
+			kernels.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
+		} else {
+			n := len(g.F64)
+			kernels.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
 		}
 	}
 	return o
@@ -456,27 +488,26 @@ func NewRMSprop(lr float64, opts ...OptimizerOption) *RMSprop {
 		nslot = 2
 	}
 	o.optimizer = newOptimizer("rmsprop", nslot, c)
-	o.apply = func(_ int, lr float64, gs []strategy.Grad, slots [][]*Variable) {
+	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
-		for i, g := range gs {
-			ms := slots[i][0]
-			var mom *Variable
-			if o.nslot == 2 {
-				mom = slots[i][1]
+		ms := slots[0]
+		var mom *Variable
+		if o.nslot == 2 {
+			mom = slots[1]
+		}
+		if n := len(g.F32); g.F32 != nil {
+			var m32 []float32
+			if mom != nil {
+				m32 = window(mom.F32(), off, n)
 			}
-			if g.F32 != nil {
-				var m32 []float32
-				if mom != nil {
-					m32 = mom.F32()
-				}
-				kernels.RMSpropUpdate(g.Var.F32(), g.F32, ms.F32(), m32, lr, o.Rho, o.Epsilon, o.Momentum)
-			} else {
-				var m64 []float64
-				if mom != nil {
-					m64 = mom.F64()
-				}
-				kernels.RMSpropUpdate(g.Var.F64(), g.F64, ms.F64(), m64, lr, o.Rho, o.Epsilon, o.Momentum)
+			kernels.RMSpropUpdate(window(g.Var.F32(), off, n), g.F32, window(ms.F32(), off, n), m32, lr, o.Rho, o.Epsilon, o.Momentum)
+		} else {
+			n := len(g.F64)
+			var m64 []float64
+			if mom != nil {
+				m64 = window(mom.F64(), off, n)
 			}
+			kernels.RMSpropUpdate(window(g.Var.F64(), off, n), g.F64, window(ms.F64(), off, n), m64, lr, o.Rho, o.Epsilon, o.Momentum)
 		}
 	}
 	return o

@@ -36,7 +36,47 @@ type Update struct {
 	Vars  []*graph.Variable // the variables to update, created under the strategy
 	Grads []*graph.Node     // this replica's gradients, aligned with Vars
 	Apply func(grads []Grad)
+
+	// Split, when not nil, offers the same update element by element, so
+	// the replicas can share it instead of Apply running it alone. The
+	// strategy uses it when no other update of the step touches Vars;
+	// otherwise it calls Apply.
+	Split *Split
 }
+
+// Split is an update whose arithmetic is element by element, so that it can
+// be applied in parts. In each step the strategy calls Begin once, then Part
+// from every replica's goroutine, concurrently, for disjoint ranges that
+// together cover every variable, and then End once. Each range's gradient is
+// summed over replicas in replica order, as for Apply, and an element's
+// arithmetic must not depend on the range it falls in: the parts then give
+// the same bits as Apply.
+//
+// The replicas share the update so that it runs on the threads that already
+// run the step, each summing and updating its part a block at a time while
+// the block is in its core's cache, rather than on the goroutine calling Run
+// after them, which has to wake helpers for every variable. With the MLP
+// 784-512-512-10 on two cores, 5 interleaved runs: 43.1k samples/s against
+// 38.2k (40.4k with the replica threads locked but the update not shared).
+type Split struct {
+	// Begin prepares the step's update (its number, its learning rate). It
+	// runs on the goroutine calling Run before the replicas start, also for
+	// a step that then fails, so it must not change any variable.
+	Begin func()
+	// Part updates elements [off, off+len) of Vars[i] with g, their
+	// gradient summed over replicas (g.F32 or g.F64 holds len values).
+	// Calls with disjoint ranges run concurrently; each call gets at most
+	// SplitBlock elements.
+	Part func(i, off int, g Grad)
+	// End finishes the step (advances a step counter) after every Part, on
+	// the goroutine calling Run. It is not called for a step that failed.
+	End func()
+}
+
+// SplitBlock is the most elements one call of Split.Part gets: a block whose
+// gradient, weights and slots stay in a core's cache between the sum and the
+// update.
+const SplitBlock = 8192
 
 // Grad is one variable's gradient summed over replicas, in the variable's
 // dtype (F32 for Float32 strategies, F64 for Float64). Apply may read and
@@ -128,7 +168,8 @@ func (c *ReplicaContext) VariablesOf(grads []*graph.Node) ([]*graph.Variable, er
 // ApplyUpdate registers an optimizer update for this step. Every replica
 // registers the same updates in the same order while tracing; at each Run the
 // strategy sums u.Grads across replicas (kernels.AllReduceSum, replica order)
-// and calls u.Apply once, after every replica succeeded. An update may have
+// and calls u.Apply once, after every replica succeeded, or, for an update
+// with a Split, has the replicas sum and apply it in parts. An update may have
 // no variables: Apply then simply runs once per step (nn.Dropout advances its
 // random stream's counter so). Layers also use it for statistics, handing
 // values whose cross-replica sum they want (batch norm's moving averages).
@@ -141,6 +182,9 @@ func (c *ReplicaContext) ApplyUpdate(u Update) {
 	}
 	if u.Apply == nil {
 		panic(usageError("ApplyUpdate %s: want an Apply function, got nil", u.Name))
+	}
+	if sp := u.Split; sp != nil && (sp.Begin == nil || sp.Part == nil || sp.End == nil) {
+		panic(usageError("ApplyUpdate %s: want a Split with Begin, Part and End, got one without some", u.Name))
 	}
 	for i, v := range u.Vars {
 		if err := c.s.checkVariable(v); err != nil {

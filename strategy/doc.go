@@ -27,9 +27,12 @@
 // replica (like tf.function). The step function is therefore never called per
 // step: every later Run feeds the shards into the compiled programs, runs them
 // concurrently, sums the gradients that optimizers registered with
-// [ReplicaContext.ApplyUpdate] across replicas in a fixed order
-// (kernels.AllReduceSum, so the result is bit-identical whatever the replica
-// count's scheduling) and applies each update once to the shared variables.
+// [ReplicaContext.ApplyUpdate] across replicas in a fixed order (replica 0
+// first, so the result is bit-identical whatever the replicas' scheduling)
+// and applies each update once to the shared variables. An update that is
+// element by element (an optimizer without clipping, see [Split]) is shared:
+// after a barrier each replica's goroutine sums and updates its own part of
+// every variable. Each replica's goroutine keeps one OS thread.
 // Traces are cached by the step function's identity and the input shapes; the
 // cache is small, so alternating between many step functions retraces. A
 // trace also goes stale, and the step retraces, when a variable it reads

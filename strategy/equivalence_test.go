@@ -11,10 +11,10 @@ import (
 	"github.com/gotrain/gotrain/strategy"
 )
 
-// trainRun trains a 10-8-3 classifier on 103 examples in global batches of 16
-// (neither divides) for epochs passes with n replicas, and returns the final
-// weights by variable name plus the per-step losses.
-func trainRun(t *testing.T, n int, dt graph.DType, newOpt func() nn.Optimizer, epochs int) (map[string][]float64, []float64) {
+// trainRun trains a 10-hidden-3 classifier on 103 examples in global batches
+// of 16 (neither divides) for epochs passes with n replicas, and returns the
+// final weights by variable name plus the per-step losses.
+func trainRun(t *testing.T, n int, dt graph.DType, newOpt func() nn.Optimizer, epochs, hidden int) (map[string][]float64, []float64) {
 	t.Helper()
 	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(3))
 	defer closeStrategy(t, s)
@@ -25,7 +25,7 @@ func trainRun(t *testing.T, n int, dt graph.DType, newOpt func() nn.Optimizer, e
 	var model *nn.Sequential
 	var opt nn.Optimizer
 	s.Scope(func() {
-		model = nn.NewSequential(nn.Dense(8, nn.Tanh), nn.Dense(3))
+		model = nn.NewSequential(nn.Dense(hidden, nn.Tanh), nn.Dense(3))
 		opt = newOpt()
 	})
 	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
@@ -79,20 +79,29 @@ func maxRelDiff(a, b []float64) float64 {
 // TestReplicasMatchOneReplica is the core property of data parallelism: N
 // replicas on the same global batches give the weights of one replica.
 func TestReplicasMatchOneReplica(t *testing.T) {
+	// The wide cases (a 10×1700 kernel) have the replicas cut the update
+	// of a variable between them (strategy.Split); in the narrow ones each
+	// replica updates whole variables. The wide ones run in float64 only:
+	// in float32 their 14 steps drift 1e-5 to 3e-5 apart between replica
+	// counts whether or not the update is cut (a sum over 16 rows rounds
+	// otherwise than two over 8), past the tolerance of the narrow model.
+	const narrow, wide = 8, 1700
 	opts := []struct {
-		name string
-		new  func() nn.Optimizer
+		name   string
+		new    func() nn.Optimizer
+		hidden int
 	}{
-		{"adam", func() nn.Optimizer { return nn.NewAdam(0.01) }},
-		{"sgd-momentum", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9)) }},
-		{"sgd-nesterov", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9), nn.WithNesterov()) }},
-		{"adamw", func() nn.Optimizer { return nn.NewAdamW(0.01, nn.WithWeightDecay(0.05)) }},
-		{"rmsprop-momentum", func() nn.Optimizer { return nn.NewRMSprop(0.01, nn.WithMomentum(0.5)) }},
+		{"adam", func() nn.Optimizer { return nn.NewAdam(0.01) }, narrow},
+		{"adam-wide", func() nn.Optimizer { return nn.NewAdam(0.01) }, wide},
+		{"sgd-momentum", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9)) }, narrow},
+		{"sgd-nesterov-wide", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9), nn.WithNesterov()) }, wide},
+		{"adamw", func() nn.Optimizer { return nn.NewAdamW(0.01, nn.WithWeightDecay(0.05)) }, narrow},
+		{"rmsprop-momentum-wide", func() nn.Optimizer { return nn.NewRMSprop(0.01, nn.WithMomentum(0.5)) }, wide},
 		// Clipping by global norm must see the cross-replica sum, not one replica's share.
 		{"adam-clipped-cosine", func() nn.Optimizer {
 			return nn.NewAdam(0, nn.WithClipGlobalNorm(0.05), nn.WithSchedule(nn.CosineDecay{Initial: 0.002, DecaySteps: 14, WarmupSteps: 3, WarmupTarget: 0.02}))
-		}},
-		{"accumulated-sgd", func() nn.Optimizer { return nn.Accumulate(nn.NewSGD(0.1, nn.WithMomentum(0.9)), 3) }},
+		}, narrow},
+		{"accumulated-sgd", func() nn.Optimizer { return nn.Accumulate(nn.NewSGD(0.1, nn.WithMomentum(0.9)), 3) }, narrow},
 	}
 	dts := []struct {
 		dt  graph.DType
@@ -100,13 +109,16 @@ func TestReplicasMatchOneReplica(t *testing.T) {
 	}{{graph.Float32, 1e-5}, {graph.Float64, 1e-12}}
 	for _, o := range opts {
 		for _, d := range dts {
+			if o.hidden == wide && d.dt == graph.Float32 {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/%v", o.name, d.dt), func(t *testing.T) {
-				want, wantLoss := trainRun(t, 1, d.dt, o.new, 2)
+				want, wantLoss := trainRun(t, 1, d.dt, o.new, 2, o.hidden)
 				if len(wantLoss) != 14 {
 					t.Fatalf("1 replica ran %d steps, want 14", len(wantLoss))
 				}
 				for n := 2; n <= 4; n++ {
-					got, gotLoss := trainRun(t, n, d.dt, o.new, 2)
+					got, gotLoss := trainRun(t, n, d.dt, o.new, 2, o.hidden)
 					if len(got) != len(want) {
 						t.Fatalf("%d replicas: %d variables, want %d", n, len(got), len(want))
 					}

@@ -4,6 +4,8 @@ package symbols
 
 import (
 	"github.com/gotrain/gotrain/strategy"
+	"go/constant"
+	"go/token"
 	"reflect"
 )
 
@@ -21,6 +23,7 @@ func init() {
 		"NewMirrored":           reflect.ValueOf(strategy.NewMirrored),
 		"NewOneDevice":          reflect.ValueOf(strategy.NewOneDevice),
 		"NewPerReplica":         reflect.ValueOf(strategy.NewPerReplica),
+		"SplitBlock":            reflect.ValueOf(constant.MakeFromLiteral("8192", token.INT, 0)),
 		"Sum":                   reflect.ValueOf(strategy.Sum),
 		"UniqueName":            reflect.ValueOf(strategy.UniqueName),
 		"WithBLASThreads":       reflect.ValueOf(strategy.WithBLASThreads),
@@ -40,6 +43,7 @@ func init() {
 		"ReduceOp":            reflect.ValueOf((*strategy.ReduceOp)(nil)),
 		"ReplicaContext":      reflect.ValueOf((*strategy.ReplicaContext)(nil)),
 		"ReplicaError":        reflect.ValueOf((*strategy.ReplicaError)(nil)),
+		"Split":               reflect.ValueOf((*strategy.Split)(nil)),
 		"Update":              reflect.ValueOf((*strategy.Update)(nil)),
 	}
 }

@@ -1,0 +1,208 @@
+package strategy
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/kernels"
+)
+
+// splitPlan is how the replicas share a trace's split updates (Update.Split):
+// which updates are split, which are left to Apply, and the part of every
+// variable each replica sums and updates.
+type splitPlan struct {
+	split []int         // indices of the updates applied in parts
+	rest  []int         // indices of the updates applied by Apply
+	parts [][]splitPart // [replica]
+}
+
+// splitPart is one variable's range [lo, hi) that one replica updates.
+type splitPart struct {
+	u, i   int         // update and variable index
+	lo, hi int         // elements
+	g32    [][]float32 // every replica's gradient buffer of the variable
+	g64    [][]float64
+}
+
+// splitAlone is the length below which a variable is not cut: one replica
+// updates all of it (a bias), the smallest replicas first.
+const splitAlone = 2 * SplitBlock
+
+// planSplit decides how the replicas share the updates of tr (its replicas
+// and programs built). An update is split when it offers a Split and shares
+// no variable and no gradient node with another update: a variable updated
+// twice needs the updates' order, and a gradient buffer summed twice would
+// be summed into itself.
+func planSplit(tr *trace) splitPlan {
+	n := len(tr.replicas)
+	ups := tr.replicas[0].ctx.updates
+	vars := make(map[*graph.Variable]int)
+	grads := make(map[*graph.Node]int)
+	for _, u := range ups {
+		for i, v := range u.Vars {
+			vars[v]++
+			grads[u.Grads[i]]++
+		}
+	}
+	plan := splitPlan{parts: make([][]splitPart, n)}
+	load := make([]int, n) // elements given to each replica so far
+	for k, u := range ups {
+		shared := false
+		for i, v := range u.Vars {
+			shared = shared || vars[v] > 1 || grads[u.Grads[i]] > 1
+		}
+		if u.Split == nil || shared {
+			plan.rest = append(plan.rest, k)
+			continue
+		}
+		plan.split = append(plan.split, k)
+		for i, v := range u.Vars {
+			p := splitPart{u: k, i: i, g32: make([][]float32, n), g64: make([][]float64, n)}
+			for r, rt := range tr.replicas {
+				gn := rt.ctx.updates[k].Grads[i]
+				p.g32[r], p.g64[r] = rt.prog.F32(gn), rt.prog.F64(gn)
+			}
+			if p.g32[0] == nil {
+				p.g32 = nil
+			} else {
+				p.g64 = nil
+			}
+			size := v.Len()
+			if size < splitAlone {
+				r := 0
+				for q := range load {
+					if load[q] < load[r] {
+						r = q
+					}
+				}
+				p.lo, p.hi = 0, size
+				plan.parts[r] = append(plan.parts[r], p)
+				load[r] += size
+				continue
+			}
+			// Cuts at multiples of 64 elements, so two replicas never
+			// write one cache line.
+			for r := range n {
+				p.lo, p.hi = (size*r/n)&^63, (size*(r+1)/n)&^63
+				if r == n-1 {
+					p.hi = size
+				}
+				plan.parts[r] = append(plan.parts[r], p)
+				load[r] += p.hi - p.lo
+			}
+		}
+	}
+	return plan
+}
+
+// applyParts sums replica r's parts of the split updates' gradients over
+// replicas, in replica order as kernels.AllReduceSum does, and applies them,
+// a block at a time so the sum is still in cache when Part reads it. A panic
+// becomes an applyError.
+func (tr *trace) applyParts(r int) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = applyError{panicError(v)}
+		}
+	}()
+	ups := tr.replicas[0].ctx.updates
+	for _, p := range tr.split.parts[r] {
+		u := ups[p.u]
+		g := Grad{Var: u.Vars[p.i]}
+		for lo := p.lo; lo < p.hi; lo += SplitBlock {
+			hi := min(lo+SplitBlock, p.hi)
+			if p.g32 != nil {
+				g.F32 = p.g32[0][lo:hi]
+				for _, b := range p.g32[1:] {
+					kernels.AddTo(g.F32, g.F32, b[lo:hi])
+				}
+			} else {
+				g.F64 = p.g64[0][lo:hi]
+				for _, b := range p.g64[1:] {
+					kernels.AddTo(g.F64, g.F64, b[lo:hi])
+				}
+			}
+			u.Split.Part(p.i, lo, g)
+		}
+	}
+	return nil
+}
+
+// applyError is a failure of an update applied on a replica's goroutine, to
+// tell it from a failure of the replica's program.
+type applyError struct{ err error }
+
+func (e applyError) Error() string { return e.err.Error() }
+func (e applyError) Unwrap() error { return e.err }
+
+// stepBarrier is where the replicas meet after running their programs and
+// before applying the split updates: no replica may write a variable that
+// another is still reading, and none may write at all when one failed.
+//
+// A replica that arrives early spins for a while before it sleeps: the
+// others usually finish within tens of microseconds, and waking a sleeping
+// thread costs about as much on a virtual machine.
+type stepBarrier struct {
+	n       int
+	spin    bool // spin before sleeping (there is a processor for each replica)
+	mu      sync.Mutex
+	cond    sync.Cond
+	arrived int
+	failed  bool
+	open    atomic.Bool
+}
+
+// barrierSpin bounds how long an early replica spins.
+const barrierSpin = 200 * time.Microsecond
+
+func newStepBarrier(n int) *stepBarrier {
+	b := &stepBarrier{n: n}
+	b.cond.L = &b.mu
+	return b
+}
+
+// reset readies the barrier for a step; no replica may be waiting in it.
+func (b *stepBarrier) reset() {
+	b.arrived, b.failed = 0, false
+	b.open.Store(false)
+	b.spin = runtime.GOMAXPROCS(0) >= b.n
+}
+
+// wait marks the calling replica arrived, failed or not, waits for every
+// replica and reports whether all of them succeeded.
+func (b *stepBarrier) wait(failed bool) bool {
+	b.mu.Lock()
+	b.failed = b.failed || failed
+	b.arrived++
+	if b.arrived == b.n {
+		ok := !b.failed
+		b.open.Store(true)
+		b.mu.Unlock()
+		b.cond.Broadcast()
+		return ok
+	}
+	b.mu.Unlock()
+	if b.spin {
+		start := time.Now()
+		for i := 1; ; i++ {
+			if b.open.Load() {
+				// failed was written before open under the lock, and
+				// nobody writes it again before reset.
+				return !b.failed
+			}
+			if i%256 == 0 && time.Since(start) > barrierSpin {
+				break
+			}
+		}
+	}
+	b.mu.Lock()
+	for !b.open.Load() {
+		b.cond.Wait()
+	}
+	ok := !b.failed
+	b.mu.Unlock()
+	return ok
+}
