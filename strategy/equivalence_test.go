@@ -79,13 +79,13 @@ func maxRelDiff(a, b []float64) float64 {
 // TestReplicasMatchOneReplica is the core property of data parallelism: N
 // replicas on the same global batches give the weights of one replica.
 func TestReplicasMatchOneReplica(t *testing.T) {
-	// The wide cases (a 10×1700 kernel) have the replicas cut the update
+	// The wide cases (a 10×6600 kernel) have the replicas cut the update
 	// of a variable between them (strategy.Split); in the narrow ones each
 	// replica updates whole variables. The wide ones run in float64 only:
 	// in float32 their 14 steps drift 1e-5 to 3e-5 apart between replica
 	// counts whether or not the update is cut (a sum over 16 rows rounds
 	// otherwise than two over 8), past the tolerance of the narrow model.
-	const narrow, wide = 8, 1700
+	const narrow, wide = 8, 6600
 	opts := []struct {
 		name   string
 		new    func() nn.Optimizer

@@ -16,3 +16,6 @@ func SetWarnOutput(w io.Writer) (restore func()) {
 	warnOutput = w
 	return func() { warnOutput = prev }
 }
+
+// SplitMin is the fewest elements of updates the replicas share.
+const SplitMin = splitMin

@@ -32,28 +32,45 @@ var (
 type worker struct {
 	jobs    chan func()
 	running atomic.Bool // a job is executing, for Close's audit
+	pinned  bool        // locked to its OS thread; only its goroutine uses it
 }
 
 func (w *worker) loop(wg *sync.WaitGroup) {
-	// A replica keeps one OS thread, as a device keeps its own thread in
-	// TensorFlow. Unlocked, the replicas' goroutines change threads at
-	// every step, and in about half of the steps of a 2-replica MLP on two
-	// cores one replica ran 1.3 to 1.8 ms longer than the other, as if the
-	// two had shared a core for that long (the step median went from 5.4
-	// to 7.2 ms with the update shared).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer wg.Done()
 	for job := range w.jobs {
 		w.running.Store(true)
 		job()
 		w.running.Store(false)
 	}
+	w.pin(false)
+}
+
+// pin locks the worker's goroutine to its OS thread, or unlocks it, until
+// the next call; it must run on the worker's goroutine.
+//
+// A replica whose step is long keeps one OS thread, as a device keeps its
+// thread in TensorFlow. Unlocked, the replicas' goroutines change threads at
+// every step, and in about half of the steps of a 2-replica MLP on two cores
+// one replica ran 1.3 to 1.8 ms longer than the other, as if the two had
+// shared a core for that long (the step median went from 5.4 to 7.2 ms). A
+// short step stays unlocked: waking a locked goroutine hands the processor
+// to its own thread, and the seed's 10-16-2 step went from 21 to 56-68 µs.
+func (w *worker) pin(on bool) {
+	if on == w.pinned {
+		return
+	}
+	if on {
+		runtime.LockOSThread()
+	} else {
+		runtime.UnlockOSThread()
+	}
+	w.pinned = on
 }
 
 // onReplicas runs fn(r) on every replica's goroutine concurrently and waits
-// for all of them; a panic becomes that replica's error.
-func (s *Mirrored) onReplicas(fn func(r int) error) []error {
+// for all of them; a panic becomes that replica's error. pin says whether
+// the goroutines keep their OS threads (see worker.pin).
+func (s *Mirrored) onReplicas(pin bool, fn func(r int) error) []error {
 	errs := make([]error, len(s.workers))
 	var wg sync.WaitGroup
 	wg.Add(len(s.workers))
@@ -65,6 +82,7 @@ func (s *Mirrored) onReplicas(fn func(r int) error) []error {
 					errs[r] = panicError(v)
 				}
 			}()
+			w.pin(pin)
 			errs[r] = fn(r)
 		}
 	}
@@ -711,8 +729,14 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	tr.coll.reset()
 	tr.barrier.reset()
 	vals := tr.newOutputs()
-	errs := s.onReplicas(func(r int) error {
-		if err := tr.runReplica(r, in, vals); err != nil {
+	// A step with updates to share is long enough to pin the replicas'
+	// threads (splitMin).
+	errs := s.onReplicas(len(tr.split.split) > 0, func(r int) error {
+		err := tr.runReplica(r, in, vals)
+		if len(tr.split.split) == 0 {
+			return err
+		}
+		if err != nil {
 			tr.barrier.wait(true)
 			return err
 		}

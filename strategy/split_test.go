@@ -14,7 +14,7 @@ import (
 	"github.com/gotrain/gotrain/strategy"
 )
 
-// splitRun trains a 200-100-3 model (its 20,000-element kernel is cut
+// splitRun trains a 700-100-3 model (its 70,000-element kernel is cut
 // between replicas) for steps steps with an update that subtracts half the
 // summed gradient, registered with or without a Split. It returns the final
 // weights and how often the Split's Begin and End ran.
@@ -23,7 +23,7 @@ func splitRun(t *testing.T, n int, dt graph.DType, split bool, steps int) (weigh
 	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(5))
 	defer closeStrategy(t, s)
 	const rows = 12
-	x := data.RandomNormal(41, rows, 200)
+	x := data.RandomNormal(41, rows, 700)
 	y := data.RandomInts(42, 3, rows)
 	var model *nn.Sequential
 	s.Scope(func() { model = nn.NewSequential(nn.Dense(100, nn.Tanh), nn.Dense(3)) })
@@ -121,7 +121,7 @@ func TestSplitFailedStep(t *testing.T) {
 	s := strategy.NewMirrored(strategy.WithReplicas(3), strategy.WithDType(graph.Float64))
 	defer closeStrategy(t, s)
 	var w *graph.Variable
-	const size = 3*strategy.SplitBlock + 77 // cut three ways, unevenly
+	const size = strategy.SplitMin + 77 // cut three ways, unevenly
 	s.Scope(func() { w = s.CreateVariable("w", []int{size}, nil) })
 	var begins, parts, ends atomic.Int32
 	step := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
@@ -159,5 +159,43 @@ func TestSplitFailedStep(t *testing.T) {
 	}
 	if !slices.Equal(w.Value(), before) {
 		t.Error("a failed step changed the variable")
+	}
+}
+
+// A step that returns its gradients gets each replica's own, as in
+// TensorFlow: the replicas copy their outputs before the update overwrites
+// a gradient buffer with the cross-replica sum. Their sum is what SGD with
+// rate 1 subtracted.
+func TestStepOutputsAreLocal(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer closeStrategy(t, s)
+	var w *graph.Variable
+	var opt nn.Optimizer
+	const size = strategy.SplitMin + 5 // cut between the replicas
+	s.Scope(func() {
+		w = s.CreateVariable("w", []int{size}, nil)
+		opt = nn.NewSGD(1)
+	})
+	step := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+		loss := graph.Sum(graph.Mul(graph.Mul(x, x), ctx.Graph().Var(w)))
+		grads := ctx.Gradients(loss, []*graph.Variable{w})
+		opt.ApplyGradients(ctx, grads)
+		return grads[0]
+	}
+	xs := []data.Tensor{data.RandomNormal(9, 1, size), data.RandomNormal(10, 1, size)}
+	before := w.Value()
+	got := s.Run(step, strategy.NewPerReplica(xs...)).Values()
+	after := w.Value()
+	for r, x := range xs {
+		for i, v := range x.Data {
+			if got[r].Data[i] != v*v {
+				t.Fatalf("replica %d's returned gradient[%d] = %g, want its own x² = %g", r, i, got[r].Data[i], v*v)
+			}
+		}
+	}
+	for i := range before {
+		if want := before[i] - (got[0].Data[i] + got[1].Data[i]); after[i] != want {
+			t.Fatalf("w[%d] = %g after the step, want %g minus both replicas' gradients = %g", i, after[i], before[i], want)
+		}
 	}
 }
