@@ -39,7 +39,8 @@ type Update struct {
 
 	// Split, when not nil, offers the same update element by element, so
 	// the replicas can share it instead of Apply running it alone. The
-	// strategy uses it when no other update of the step touches Vars;
+	// strategy uses it when no other update of the step touches Vars and
+	// the step's shareable updates have at least 64k elements in all;
 	// otherwise it calls Apply.
 	Split *Split
 }

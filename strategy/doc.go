@@ -32,7 +32,9 @@
 // and applies each update once to the shared variables. An update that is
 // element by element (an optimizer without clipping, see [Split]) is shared:
 // after a barrier each replica's goroutine sums and updates its own part of
-// every variable. Each replica's goroutine keeps one OS thread.
+// every variable, and each replica's goroutine keeps one OS thread. Steps
+// whose updates are small (under 64k elements) skip both: they cost more
+// than they save there.
 // Traces are cached by the step function's identity and the input shapes; the
 // cache is small, so alternating between many step functions retraces. A
 // trace also goes stale, and the step retraces, when a variable it reads
