@@ -2,7 +2,6 @@ package strategy
 
 import (
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,7 +101,11 @@ func planSplit(tr *trace) splitPlan {
 			}
 		}
 	}
-	if total := slices.Max(load) * n; total < splitMin {
+	total := 0
+	for _, l := range load {
+		total += l
+	}
+	if total < splitMin {
 		plan = splitPlan{rest: make([]int, len(ups))}
 		for k := range plan.rest {
 			plan.rest[k] = k
