@@ -308,6 +308,9 @@ func (o *optimizer) step(gs []strategy.Grad, slots [][]*Variable) {
 	writeCounter(o.iters, n)
 }
 
+// gradLen is how many elements g holds, in whichever dtype.
+func gradLen(g strategy.Grad) int { return len(g.F32) + len(g.F64) }
+
 // window returns x[off:off+n], or nil for a nil x (a slot the optimizer's
 // settings leave out).
 func window[T float32 | float64](x []T, off, n int) []T {
@@ -388,10 +391,10 @@ func NewSGD(lr float64, opts ...OptimizerOption) *SGD {
 		if o.nslot == 1 {
 			vel32, vel64 = slots[0].F32(), slots[0].F64()
 		}
-		if n := len(g.F32); g.F32 != nil {
+		n := gradLen(g)
+		if g.F32 != nil {
 			kernels.SGDUpdate(window(g.Var.F32(), off, n), g.F32, window(vel32, off, n), lr, o.Momentum, o.Nesterov)
 		} else {
-			n := len(g.F64)
 			kernels.SGDUpdate(window(g.Var.F64(), off, n), g.F64, window(vel64, off, n), lr, o.Momentum, o.Nesterov)
 		}
 	}
@@ -422,10 +425,10 @@ func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
 	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		m, v := slots[0], slots[1]
-		if n := len(g.F32); g.F32 != nil {
+		n := gradLen(g)
+		if g.F32 != nil {
 			kernels.AdamUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
 		} else {
-			n := len(g.F64)
 			kernels.AdamUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
 		}
 	}
@@ -455,10 +458,10 @@ func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
 	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		m, v := slots[0], slots[1]
-		if n := len(g.F32); g.F32 != nil {
+		n := gradLen(g)
+		if g.F32 != nil {
 			kernels.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
 		} else {
-			n := len(g.F64)
 			kernels.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
 		}
 	}
@@ -495,14 +498,14 @@ func NewRMSprop(lr float64, opts ...OptimizerOption) *RMSprop {
 		if o.nslot == 2 {
 			mom = slots[1]
 		}
-		if n := len(g.F32); g.F32 != nil {
+		n := gradLen(g)
+		if g.F32 != nil {
 			var m32 []float32
 			if mom != nil {
 				m32 = window(mom.F32(), off, n)
 			}
 			kernels.RMSpropUpdate(window(g.Var.F32(), off, n), g.F32, window(ms.F32(), off, n), m32, lr, o.Rho, o.Epsilon, o.Momentum)
 		} else {
-			n := len(g.F64)
 			var m64 []float64
 			if mom != nil {
 				m64 = window(mom.F64(), off, n)
