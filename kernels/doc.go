@@ -16,8 +16,8 @@
 //
 // # Assembly
 //
-// On amd64 with AVX, the Adam loop (AdamUpdate, AdamWUpdate) runs in
-// assembly, 8 float32 or 4 float64 lanes at a time, with the same operations
-// in the same order as the Go loop and no fused multiply-add, so both give
-// the same bits. The noasm build tag selects the Go loops everywhere.
+// On amd64 with AVX, the Adam loop (AdamUpdate, AdamWUpdate) and AddTo, which
+// the cross-replica sums use, run in assembly, 8 float32 or 4 float64 lanes
+// at a time, with the same operations in the same order as the Go loops and
+// no fused multiply-add, so both give the same bits. The noasm build tag selects the Go loops everywhere.
 package kernels

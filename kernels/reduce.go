@@ -48,10 +48,7 @@ func AllReduceSum[T Float](bufs [][]T) {
 func allReduceRange[T Float](bufs [][]T, lo, hi int) {
 	dst := bufs[0][lo:hi]
 	for _, b := range bufs[1:] {
-		src := b[lo:hi]
-		for i, v := range src {
-			dst[i] += v
-		}
+		AddTo(dst, dst, b[lo:hi])
 	}
 	for _, b := range bufs[1:] {
 		copy(b[lo:hi], dst)
@@ -104,10 +101,7 @@ func SumTo[T Float](dst []T, srcs ...[]T) {
 	}
 	copy(dst, srcs[0][:len(dst)])
 	for _, s := range srcs[1:] {
-		s = s[:len(dst)]
-		for i, v := range s {
-			dst[i] += v
-		}
+		AddTo(dst, dst, s[:len(dst)])
 	}
 }
 
@@ -120,11 +114,17 @@ func ScaleTo[T Float](dst []T, a T, x []T) {
 }
 
 // AddTo is: for i, v := range a { dst[i] = v + b[i] }.
+// On amd64 with AVX it runs 8 float32 or 4 float64 lanes at a time, with
+// the same bits: the replicas' gradient sums go through it every step.
 func AddTo[T Float](dst, a, b []T) {
 	dst = dst[:len(a)]
 	b = b[:len(a)]
-	for i, v := range a {
-		dst[i] = v + b[i]
+	done := 0
+	if useVector {
+		done = addVector(dst, a, b)
+	}
+	for i := done; i < len(a); i++ {
+		dst[i] = a[i] + b[i]
 	}
 }
 
