@@ -484,3 +484,29 @@ func TestOpGradients(t *testing.T) {
 		})
 	}
 }
+
+// TestInputGradientNotComputed checks that a program asked for the
+// weights' gradients of a dense layer runs no product for the input's
+// gradient: the gotrain bench counts the training step's FLOPs that way.
+func TestInputGradientNotComputed(t *testing.T) {
+	steps := func(withInput bool) int {
+		g := graph.New(graph.Float32)
+		x := g.Placeholder("x", 4, 3)
+		w := graph.NewVariable("w", []int{3, 2}, graph.Float32, nil)
+		b := graph.NewVariable("b", []int{2}, graph.Float32, nil)
+		loss := graph.Sum(graph.Dense(x, g.Var(w), g.Var(b), graph.ReLU))
+		wrt := []*graph.Node{g.Var(w), g.Var(b)}
+		if withInput {
+			wrt = append(wrt, x)
+		}
+		p, err := g.Compile(append(g.Gradients(loss, wrt), loss)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.NumSteps()
+	}
+	without, with := steps(false), steps(true)
+	if with != without+1 {
+		t.Errorf("program steps: %d with the input's gradient, %d without; want exactly one more (the product dy·Wᵀ)", with, without)
+	}
+}
