@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gotrain/gotrain/internal/blas"
+	"github.com/gotrain/gotrain/kernels"
 )
 
 // Float is the element type of the engine's generic code.
@@ -256,6 +257,11 @@ func axisSplit(shape []int, axis int) (outer, d, inner int) {
 	return outer, shape[axis], inner
 }
 
+// vectorMin is the shortest row worth a call into the kernels' vector
+// loops; shorter rows (a reduction over the last axis has rows of one) stay
+// in the inlined loop.
+const vectorMin = 32
+
 // sumAxis is: out[o,i] = f · Σₖ x[o,k,i].
 func sumAxis[T Float](out, x []T, outer, d, inner int, f T) {
 	for o := 0; o < outer; o++ {
@@ -263,6 +269,10 @@ func sumAxis[T Float](out, x []T, outer, d, inner int, f T) {
 		clear(dst)
 		for k := 0; k < d; k++ {
 			src := x[(o*d+k)*inner : (o*d+k+1)*inner]
+			if inner >= vectorMin {
+				kernels.AddTo(dst, dst, src)
+				continue
+			}
 			for i, v := range src {
 				dst[i] += v
 			}
@@ -366,21 +376,23 @@ func biasAct[T Float](out, b []T, n int, act Activation) {
 	b = b[:n]
 	for r := 0; r+n <= len(out); r += n {
 		row := out[r : r+n]
-		switch act {
-		case Linear:
-			for j, v := range row {
-				row[j] = v + b[j]
-			}
-		case ReLU:
+		switch {
+		case act == ReLU && n >= vectorMin:
+			kernels.AddReLU(row, row, b)
+		case act == ReLU:
 			// The builtin max compiles without a branch; a data-dependent
 			// branch mispredicts on about half the elements.
 			for j, v := range row {
 				row[j] = max(v+b[j], 0)
 			}
+		case n >= vectorMin:
+			kernels.AddTo(row, row, b)
 		default:
 			for j, v := range row {
 				row[j] = v + b[j]
 			}
+		}
+		if act != ReLU && act != Linear {
 			activate(row, row, act)
 		}
 	}
@@ -410,46 +422,13 @@ func activate[T Float](out, x []T, act Activation) {
 	}
 }
 
-// reluGrad is: for i, v := range y { if v > 0 { out[i] = dy[i] } else { out[i] = 0 } }.
-// It masks dy's bits instead of branching: ReLU outputs are zero about half
-// the time at random, so a branch mispredicts often (3× slower, measured).
-func reluGrad[T Float](out, y, dy []T) {
-	dy, out = dy[:len(y)], out[:len(y)]
-	switch ys := any(y).(type) {
-	case []float32:
-		dy, out := any(dy).([]float32), any(out).([]float32)
-		for i, v := range ys {
-			b := int32(math.Float32bits(v))
-			// The sign bit of -b &^ b is set exactly when b > 0 as an
-			// integer, that is when v > 0 (and v is not NaN or -0).
-			m := uint32((-b &^ b) >> 31)
-			out[i] = math.Float32frombits(math.Float32bits(dy[i]) & m)
-		}
-	case []float64:
-		dy, out := any(dy).([]float64), any(out).([]float64)
-		for i, v := range ys {
-			b := int64(math.Float64bits(v))
-			m := uint64((-b &^ b) >> 63)
-			out[i] = math.Float64frombits(math.Float64bits(dy[i]) & m)
-		}
-	default:
-		for i, v := range y {
-			if v > 0 {
-				out[i] = dy[i]
-			} else {
-				out[i] = 0
-			}
-		}
-	}
-}
-
 // actGradY is: out[i] = dy[i] · act'(z[i]) written in terms of y[i] = act(z[i]).
 func actGradY[T Float](out, y, dy []T, act Activation) {
 	switch act {
 	case Linear:
 		copy(out, dy)
 	case ReLU:
-		reluGrad(out, y, dy)
+		kernels.ReLUGrad(out, y, dy)
 	case Tanh:
 		for i, v := range y {
 			out[i] = dy[i] * (1 - v*v)

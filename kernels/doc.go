@@ -1,6 +1,7 @@
-// Package kernels holds gotrain's numeric hot loops outside the graph engine:
-// the all-reduce over replica buffers, fused optimizer updates and small
-// vector reductions, generic over float32 and float64.
+// Package kernels holds gotrain's numeric hot loops: the all-reduce over
+// replica buffers, fused optimizer updates, small vector reductions and the
+// element-wise loops the graph engine runs most, generic over float32 and
+// float64.
 //
 // The loops are unchecked: callers (nn, strategy) validate lengths first.
 // Each function's doc comment is the reference loop it computes; where lengths
@@ -16,8 +17,10 @@
 //
 // # Assembly
 //
-// On amd64 with AVX, the Adam loop (AdamUpdate, AdamWUpdate) and AddTo, which
-// the cross-replica sums use, run in assembly, 8 float32 or 4 float64 lanes
-// at a time, with the same operations in the same order as the Go loops and
-// no fused multiply-add, so both give the same bits. The noasm build tag selects the Go loops everywhere.
+// On amd64 with AVX, the Adam loop (AdamUpdate, AdamWUpdate), AddTo, which
+// the cross-replica sums use, and the dense layers' ReLU loops (AddReLU;
+// ReLUGrad with AVX2) run in assembly, 8 float32 or 4 float64 lanes at a
+// time, with the same operations in the same order as the Go loops and no
+// fused multiply-add, so both give the same bits (but for the payload of a
+// NaN out of AddReLU). The noasm build tag selects the Go loops everywhere.
 package kernels

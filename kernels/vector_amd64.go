@@ -13,6 +13,15 @@ var hasAVX = func() bool {
 	return eax&6 == 6 // the OS saves XMM and YMM state
 }()
 
+// hasAVX2 reports whether 256-bit integer instructions are usable too.
+var hasAVX2 = func() bool {
+	if !hasAVX {
+		return false
+	}
+	_, ebx, _, _ := cpuid(7, 0)
+	return ebx&(1<<5) != 0
+}()
+
 //go:noescape
 func adamAVX32(w, g, m, v []float32, k *adamConsts[float32])
 
@@ -24,6 +33,18 @@ func addAVX32(dst, a, b []float32)
 
 //go:noescape
 func addAVX64(dst, a, b []float64)
+
+//go:noescape
+func reluGradAVX32(out, y, dy []float32)
+
+//go:noescape
+func reluGradAVX64(out, y, dy []float64)
+
+//go:noescape
+func addReLUAVX32(dst, a, b []float32)
+
+//go:noescape
+func addReLUAVX64(dst, a, b []float64)
 
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
@@ -51,17 +72,37 @@ func adamVector[T Float](w, g, m, v []T, k *adamConsts[T]) int {
 // addVector sums the longest prefix of a and b the AVX loop handles into
 // dst and returns its length. dst and b are at least as long as a.
 func addVector[T Float](dst, a, b []T) int {
-	if !hasAVX {
+	return vector3(hasAVX, dst, a, b, addAVX32, addAVX64)
+}
+
+// reluGradVector runs ReLUGrad's AVX2 loop over the longest prefix it
+// handles and returns its length. out and dy are at least as long as y.
+func reluGradVector[T Float](out, y, dy []T) int {
+	return vector3(hasAVX2, out, y, dy, reluGradAVX32, reluGradAVX64)
+}
+
+// addReLUVector runs AddReLU's AVX loop over the longest prefix it handles
+// and returns its length. dst and b are at least as long as a.
+func addReLUVector[T Float](dst, a, b []T) int {
+	return vector3(hasAVX, dst, a, b, addReLUAVX32, addReLUAVX64)
+}
+
+// vector3 runs a 3-operand assembly loop, f32 or f64 by T, over the longest
+// prefix of a that is a whole number of 32-byte vectors, if the CPU has
+// what the loop needs (ok), and returns that prefix's length. T with a
+// defined element type (not float32 or float64 itself) gets 0: Go loops.
+func vector3[T Float](ok bool, dst, a, b []T, f32 func(dst, a, b []float32), f64 func(dst, a, b []float64)) int {
+	if !ok {
 		return 0
 	}
 	switch as := any(a).(type) {
 	case []float32:
 		n := len(as) &^ 7
-		addAVX32(any(dst).([]float32)[:n], as[:n], any(b).([]float32)[:n])
+		f32(any(dst).([]float32)[:n], as[:n], any(b).([]float32)[:n])
 		return n
 	case []float64:
 		n := len(as) &^ 3
-		addAVX64(any(dst).([]float64)[:n], as[:n], any(b).([]float64)[:n])
+		f64(any(dst).([]float64)[:n], as[:n], any(b).([]float64)[:n])
 		return n
 	}
 	return 0

@@ -1,0 +1,12 @@
+//go:build noasm || !amd64
+
+package kernels
+
+// The vector loops do not exist in this build: every kernel runs its Go loop.
+func adamVector[T Float](w, g, m, v []T, k *adamConsts[T]) int { return 0 }
+
+func addVector[T Float](dst, a, b []T) int { return 0 }
+
+func reluGradVector[T Float](out, y, dy []T) int { return 0 }
+
+func addReLUVector[T Float](dst, a, b []T) int { return 0 }
