@@ -70,11 +70,24 @@ func (w *worker) pin(on bool) {
 // onReplicas runs fn(r) on every replica's goroutine concurrently and waits
 // for all of them; a panic becomes that replica's error. pin says whether
 // the goroutines keep their OS threads (see worker.pin).
+//
+// The jobs go out last replica first. A job handed to a sleeping worker
+// waits for the scheduler, the first one handed out most (the caller's
+// processor runs the last one readied when the caller parks; the others
+// wait for another thread to take them). In a 2-replica MLP step on two
+// cores (784-512-512-10, batch 256) sent first to last, replica 0's job
+// started more than 250 µs after the send in 22-29% of the steps (2.3-2.8
+// ms at the 90th percentile) while replica 1 waited at the barrier; sent
+// last to first, replica 1's job started that late in 2.5-5% of the steps.
+// Over 3 runs of 30 interleaved rounds the step's 90th percentile went from
+// 7.5-9.2 ms to 5.1-9.1 ms and the throughput rose 7-8%. Why replica 0
+// waits longer than replica 1 when sent first is measured, not explained.
 func (s *Mirrored) onReplicas(pin bool, fn func(r int) error) []error {
 	errs := make([]error, len(s.workers))
 	var wg sync.WaitGroup
 	wg.Add(len(s.workers))
-	for r, w := range s.workers {
+	for r := len(s.workers) - 1; r >= 0; r-- {
+		w := s.workers[r]
 		w.jobs <- func() {
 			defer wg.Done()
 			defer func() {
