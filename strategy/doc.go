@@ -32,9 +32,14 @@
 // and applies each update once to the shared variables. An update that is
 // element by element (an optimizer without clipping, see [Split]) is shared:
 // after a barrier each replica's goroutine sums and updates its own part of
-// every variable, and each replica's goroutine keeps one OS thread. Steps
-// whose updates are small (under 64k elements) skip both: they cost more
-// than they save there.
+// every variable, and each replica's goroutine keeps one OS thread. In such
+// an update, a gradient that is a matrix product (a dense layer's kernel,
+// xᵀ·dz) is not computed by the programs: after the barrier each replica
+// computes its rows of it from every replica's x and dz, accumulating in
+// replica order, which reads less memory than the replicas' products when
+// a replica's share of the batch is smaller than the layer. Steps whose
+// updates are small (under 64k elements) skip all this: it costs more than
+// it saves there.
 // Traces are cached by the step function's identity and the input shapes; the
 // cache is small, so alternating between many step functions retraces. A
 // trace also goes stale, and the step retraces, when a variable it reads

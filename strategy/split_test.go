@@ -56,7 +56,14 @@ func splitRun(t *testing.T, n int, dt graph.DType, split bool, steps int) (weigh
 		ctx.ApplyUpdate(u)
 		return loss
 	}
-	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(rows)).Iter()
+	return trainOn(t, s, step, x, y, steps), int(nBegin.Load()), int(nEnd.Load())
+}
+
+// trainOn runs step steps times on the one global batch of x and y, and
+// returns the values of s's variables.
+func trainOn(t *testing.T, s *strategy.Mirrored, step any, x, y data.Tensor, steps int) (weights [][]float64) {
+	t.Helper()
+	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(x.Shape[0])).Iter()
 	defer it.Close()
 	if !it.Next() {
 		t.Fatalf("no batch: %v", it.Err())
@@ -67,7 +74,7 @@ func splitRun(t *testing.T, n int, dt graph.DType, split bool, steps int) (weigh
 	for _, v := range s.Variables() {
 		weights = append(weights, v.Value())
 	}
-	return weights, int(nBegin.Load()), int(nEnd.Load())
+	return weights
 }
 
 // halfStep subtracts half of g from elements [off, off+len) of its variable.
@@ -87,8 +94,10 @@ func halfStep(g strategy.Grad, off int) {
 
 // An update applied in parts by the replicas gives the same bits as the same
 // update applied whole by Apply: every element is updated once, with the
-// gradient summed in the same order.
+// gradient summed in the same order. (A deferred product is summed by the
+// BLAS, which may round otherwise: TestDeferredProducts.)
 func TestSplitMatchesApply(t *testing.T) {
+	defer strategy.SetDeferProducts(false)()
 	const steps = 3
 	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
 		for n := 1; n <= 4; n++ {
@@ -106,6 +115,73 @@ func TestSplitMatchesApply(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestDeferredProducts checks that the weight gradients of a model whose
+// update the replicas share are taken out of the programs and summed from
+// every replica's operands after the barrier, and that training ends with
+// the weights it ends with when the programs compute them. A weight
+// gradient the step returns stays in the programs.
+func TestDeferredProducts(t *testing.T) {
+	const steps = 3
+	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
+		tol := 1e-12
+		if dt == graph.Float32 {
+			tol = 1e-5
+		}
+		for n := 1; n <= 4; n++ {
+			t.Run(fmt.Sprintf("%v/%d", dt, n), func(t *testing.T) {
+				want, none := deferRun(t, n, dt, false, false, steps)
+				got, deferred := deferRun(t, n, dt, true, false, steps)
+				returned, kept := deferRun(t, n, dt, true, true, steps)
+				// The 700×100 kernel in a part per replica, the 100×3
+				// kernel whole on one; biases are not products.
+				if none != 0 || deferred != n+1 || kept != 1 {
+					t.Errorf("deferred parts: %d with deferring off, %d on, %d when the step returns the first kernel's gradient; want 0, %d, 1", none, deferred, kept, n+1)
+				}
+				for i := range want {
+					if d := maxRelDiff(got[i], want[i]); d > tol {
+						t.Errorf("variable %d: deferred products end %g away from products in the programs, want ≤ %g", i, d, tol)
+					}
+					if d := maxRelDiff(returned[i], want[i]); d > tol {
+						t.Errorf("variable %d with a returned gradient: %g away, want ≤ %g", i, d, tol)
+					}
+				}
+			})
+		}
+	}
+}
+
+// deferRun trains splitRun's 700-100-3 model with SGD for steps steps,
+// deferring products or not, and returns the weights and the deferred
+// parts. With returnGrad the step returns the first kernel's gradient.
+func deferRun(t *testing.T, n int, dt graph.DType, deferOn, returnGrad bool, steps int) (weights [][]float64, deferred int) {
+	t.Helper()
+	defer strategy.SetDeferProducts(deferOn)()
+	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(5))
+	defer closeStrategy(t, s)
+	const rows = 13 // divides by no replica count past 1: padded and masked
+	x := data.RandomNormal(43, rows, 700)
+	y := data.RandomInts(44, 3, rows)
+	var model *nn.Sequential
+	var opt nn.Optimizer
+	s.Scope(func() {
+		model = nn.NewSequential(nn.Dense(100, nn.ReLU), nn.Dense(3))
+		// SGD: Adam would turn a last-bit difference in a near-zero
+		// gradient into a step of its learning rate.
+		opt = nn.NewSGD(0.1)
+	})
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) []*nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), rows)
+		grads := ctx.Gradients(loss, model.TrainableVariables())
+		opt.ApplyGradients(ctx, grads)
+		if returnGrad {
+			return []*nn.Tensor{loss, grads[0]}
+		}
+		return []*nn.Tensor{loss}
+	}
+	return trainOn(t, s, step, x, y, steps), strategy.DeferredProducts(s)
 }
 
 func maxAbsDiff(a, b []float64) float64 {
