@@ -37,10 +37,12 @@ func feedRandom(p *graph.Program, x *graph.Node, seed uint64) {
 
 func TestDeferrable(t *testing.T) {
 	g, x, dw, w := denseStep(t, graph.Float64, 4, 3, 2)
-	y := graph.MatMul(x, g.Var(w))            // an operand is a variable
-	z := graph.MatMul(x, graph.Exp(g.Var(w))) // read by s below
+	y := graph.MatMul(x, g.Var(w)) // an operand is a variable
+	flat := graph.NewVariable("flat", []int{6}, graph.Float64, nil)
+	yr := graph.MatMul(x, graph.Reshape(g.Var(flat), 3, 2)) // a variable's storage under another node
+	z := graph.MatMul(x, graph.Exp(g.Var(w)))               // read by s below
 	s := graph.Sum(z)
-	p, err := g.Compile(dw, y, s)
+	p, err := g.Compile(dw, y, yr, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +54,7 @@ func TestDeferrable(t *testing.T) {
 	}{
 		{"weight gradient", dw, true},
 		{"product of a variable", y, false},
+		{"product of a reshaped variable", yr, false},
 		{"product another node reads", z, false},
 		{"not a product", s, false},
 		{"node of another graph", otherDW, false},
