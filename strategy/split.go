@@ -107,7 +107,10 @@ func planSplit(tr *trace) splitPlan {
 				continue
 			}
 			// Cuts at multiples of 64 elements, so two replicas never
-			// write one cache line; a deferred product's at whole rows.
+			// write one cache line. A deferred product's are at whole
+			// rows, which share a line only when a row is not a whole
+			// number of 64-byte lines: false sharing at one line, not a
+			// race.
 			for r := range n {
 				p.lo, p.hi = (size*r/n)&^63, (size*(r+1)/n)&^63
 				if p.prod != nil {
