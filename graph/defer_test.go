@@ -2,7 +2,6 @@ package graph_test
 
 import (
 	"errors"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -82,12 +81,6 @@ func TestDeferrable(t *testing.T) {
 	}
 }
 
-// relClose reports whether got is within tol of want, relative to want's
-// magnitude or 1.
-func relClose(got, want, tol float64) bool {
-	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
-}
-
 // TestProductRows checks a deferred product computed in row ranges against
 // the same product in a program that computes it whole: the same bits
 // without add, and the sum of two replicas' products with add.
@@ -123,9 +116,8 @@ func TestProductRows(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		whole1 := make([]float64, in*out)
-		// The deferred product's buffer is left alone by Run.
 		if dt == graph.Float64 {
+			// The deferred product's buffer is left alone by Run.
 			buf := p0.F64(dw0)
 			buf[0] = 42
 			if err := p0.Run(); err != nil {
@@ -134,58 +126,27 @@ func TestProductRows(t *testing.T) {
 			if buf[0] != 42 {
 				t.Errorf("Run wrote the deferred product's buffer")
 			}
-			// Replica 1's own product, for the sums below.
-			full := make([]float64, in*out)
-			p1.ProductRowsF64(dw1, 0, in, full, false)
-			copy(whole1, full)
-		} else {
-			full := make([]float32, in*out)
-			p1.ProductRowsF32(dw1, 0, in, full, false)
-			for i, v := range full {
-				whole1[i] = float64(v)
-			}
 		}
+		whole := whole0.Value(dw0)
+		whole1 := make([]float64, in*out) // replica 1's own product, for the sums
+		productRows(p1, dw1, 0, in, whole1, false)
 		for _, cut := range [][2]int{{0, in}, {0, 4}, {4, 11}, {11, in}, {6, 6}} {
 			lo, hi := cut[0], cut[1]
-			n := (hi - lo) * out
 			for _, add := range []bool{false, true} {
-				var got, want []float64
-				if dt == graph.Float32 {
-					dst := make([]float32, n)
-					p0.ProductRowsF32(dw0, lo, hi, dst, false)
-					if add {
-						p1.ProductRowsF32(dw1, lo, hi, dst, true)
-					}
-					w := whole0.F32(dw0)[lo*out : hi*out]
-					for i := range dst {
-						got = append(got, float64(dst[i]))
-						s := w[i]
-						if add {
-							s += float32(whole1[lo*out+i])
-						}
-						want = append(want, float64(s))
-					}
-				} else {
-					dst := make([]float64, n)
-					p0.ProductRowsF64(dw0, lo, hi, dst, false)
-					if add {
-						p1.ProductRowsF64(dw1, lo, hi, dst, true)
-					}
-					w := whole0.F64(dw0)[lo*out : hi*out]
-					for i := range dst {
-						got = append(got, dst[i])
-						s := w[i]
-						if add {
-							s += whole1[lo*out+i]
-						}
-						want = append(want, s)
-					}
+				got := make([]float64, (hi-lo)*out)
+				productRows(p0, dw0, lo, hi, got, false)
+				if add {
+					productRows(p1, dw1, lo, hi, got, true)
 				}
 				for i := range got {
+					want := whole[lo*out+i]
+					if add {
+						want += whole1[lo*out+i]
+					}
 					// Without add: the same bits. With add, the pure-Go
 					// BLAS sums term by term into dst: within rounding.
-					if (!add && got[i] != want[i]) || !relClose(got[i], want[i], 1e-5) {
-						t.Fatalf("%v rows [%d, %d) add=%v: [%d] = %v, want %v", dt, lo, hi, add, i, got[i], want[i])
+					if (!add && got[i] != want) || !near(got[i], want, 1e-5) {
+						t.Fatalf("%v rows [%d, %d) add=%v: [%d] = %v, want %v", dt, lo, hi, add, i, got[i], want)
 					}
 				}
 			}
@@ -198,5 +159,22 @@ func TestProductRows(t *testing.T) {
 				t.Errorf("ProductRows(rows [%d, %d), %d elements) panicked with %v, want ErrShape", bad.lo, bad.hi, bad.n, err)
 			}
 		}
+	}
+}
+
+// productRows is ProductRowsF32 or ProductRowsF64 by p's dtype, on float64
+// values; float32 ones convert both ways exactly.
+func productRows(p *graph.Program, n *graph.Node, lo, hi int, dst []float64, add bool) {
+	if p.DType() == graph.Float64 {
+		p.ProductRowsF64(n, lo, hi, dst, add)
+		return
+	}
+	d := make([]float32, len(dst))
+	for i, v := range dst {
+		d[i] = float32(v)
+	}
+	p.ProductRowsF32(n, lo, hi, d, add)
+	for i, v := range d {
+		dst[i] = float64(v)
 	}
 }
