@@ -314,6 +314,13 @@ func TestAdamStepPanics(t *testing.T) {
 	kernels.AdamUpdate([]float64{1}, []float64{1}, []float64{0}, []float64{0}, 1e-3, 0.9, 0.999, 1e-8, 0)
 }
 
+// goLoops runs fn with the assembly loops off, so kernels run their Go
+// loops: the reference the assembly must match bit for bit.
+func goLoops(fn func()) {
+	defer kernels.SetUseVector(kernels.SetUseVector(false))
+	fn()
+}
+
 // TestAdamVectorMatchesGo checks the assembly loop gives the same bits as
 // the Go loop, remainders included.
 func TestAdamVectorMatchesGo(t *testing.T) {
@@ -333,9 +340,7 @@ func testAdamVector[T kernels.Float](t *testing.T) {
 		}
 		w2, g2, m2, v2 := clone(w), clone(g), clone(m), clone(v)
 		kernels.AdamWUpdate(w, g, m, v, 1e-2, 0.9, 0.999, 1e-8, 0.1, 3)
-		prev := kernels.SetUseVector(false)
-		kernels.AdamWUpdate(w2, g2, m2, v2, 1e-2, 0.9, 0.999, 1e-8, 0.1, 3)
-		kernels.SetUseVector(prev)
+		goLoops(func() { kernels.AdamWUpdate(w2, g2, m2, v2, 1e-2, 0.9, 0.999, 1e-8, 0.1, 3) })
 		for i := range w {
 			if w[i] != w2[i] || m[i] != m2[i] || v[i] != v2[i] {
 				t.Fatalf("%T n=%d: [%d] vector w,m,v = %v,%v,%v; Go loop %v,%v,%v", T(0), n, i, w[i], m[i], v[i], w2[i], m2[i], v2[i])
@@ -368,9 +373,7 @@ func testAddVector[T kernels.Float](t *testing.T) {
 		kernels.AddTo(dst, a, b)
 		checkGuards(t, "AddTo", full)
 		want := make([]T, n)
-		prev := kernels.SetUseVector(false)
-		kernels.AddTo(want, a, b)
-		kernels.SetUseVector(prev)
+		goLoops(func() { kernels.AddTo(want, a, b) })
 		kernels.AddTo(a, a, b) // in place, as the all-reduce runs it
 		for i := range dst {
 			wb, db, ab := math.Float64bits(float64(want[i])), math.Float64bits(float64(dst[i])), math.Float64bits(float64(a[i]))
@@ -420,9 +423,7 @@ func testActivationVector[T kernels.Float](t *testing.T) {
 			k.run(dst, a, b)
 			checkGuards(t, k.name, full)
 			goLoop := make([]T, n)
-			prev := kernels.SetUseVector(false)
-			k.run(goLoop, a, b)
-			kernels.SetUseVector(prev)
+			goLoops(func() { k.run(goLoop, a, b) })
 			for i := range dst {
 				// Any NaN matches a NaN: Go's max does not keep the NaN's
 				// sign, VMAXPS does. Everything else matches bit for bit.
