@@ -16,3 +16,4 @@ require (
 )
 
 replace github.com/traefik/yaegi => ./third_party/yaegi
+replace github.com/go-zeromq/zmq4 => ./third_party/zmq4
