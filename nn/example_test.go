@@ -65,7 +65,7 @@ func ExampleNewSequential() {
 	})
 	x := data.RandomNormal(1, 6, 10)
 	forward := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return model.Call(ctx, x, false) }
-	out := s.Run(forward, x) // builds the model on its first call
+	out := s.Run(forward, s.Broadcast(x)) // builds the model on its first call
 	fmt.Println(model.Name(), len(model.TrainableVariables()), out.Values()[0].Shape)
 	// Output:
 	// sequential 4 [6 2]

@@ -188,7 +188,7 @@ func TestBatchNormForward(t *testing.T) {
 // replica, and returns each replica's output.
 func dropoutOutputs(t *testing.T, s *strategy.Mirrored, step any) [][]float64 {
 	t.Helper()
-	res, err := s.TryRun(step, data.NewTensor([]int{12, 500}, slices.Repeat([]float64{1}, 6000)))
+	res, err := s.TryRun(step, s.Broadcast(data.NewTensor([]int{12, 500}, slices.Repeat([]float64{1}, 6000))))
 	if err != nil {
 		t.Fatal(err)
 	}

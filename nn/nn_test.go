@@ -231,7 +231,7 @@ func TestOptimizerIterationsAndSlots(t *testing.T) {
 		return loss
 	}
 	for range 3 {
-		s.Run(step, data.RandomNormal(3, 4, 3))
+		s.Run(step, s.Broadcast(data.RandomNormal(3, 4, 3)))
 	}
 	k := m.TrainableVariables()[0]
 	if adam.Iterations() != 3 || sgd.Iterations() != 3 {
@@ -261,7 +261,7 @@ func TestAccumulatorSlots(t *testing.T) {
 		return loss
 	}
 	for range 4 {
-		s.Run(step, data.RandomNormal(3, 4, 3))
+		s.Run(step, s.Broadcast(data.RandomNormal(3, 4, 3)))
 	}
 	k := m.TrainableVariables()[0]
 	if got := nn.Slots(acc, k); len(got) != 2 || got[0].Len() != k.Len() {

@@ -142,7 +142,7 @@ func TestOptimizersMatchPyTorchLoops(t *testing.T) {
 					grad[i] = 2*a.Data[j]*w + b.Data[j] + 3*c.Data[j]*w*w
 				}
 				tt.ref.step(ref, grad)
-				s.Run(step, a, b, c)
+				s.Run(step, s.Broadcast(a), s.Broadcast(b), s.Broadcast(c))
 				got := append(w1.Value(), w2.Value()...)
 				for i := range got {
 					if math.Abs(got[i]-ref[i]) > 1e-12*math.Max(1, math.Abs(ref[i])) {

@@ -171,7 +171,7 @@ func TestVariableOutsideScope(t *testing.T) {
 	defer closeStrategy(t, s)
 	other := strategy.NewMirrored(strategy.WithReplicas(1))
 	defer closeStrategy(t, other)
-	x := data.RandomNormal(1, 4, 3)
+	x := s.Broadcast(data.RandomNormal(1, 4, 3))
 	tests := []struct {
 		name  string
 		build func() *nn.Sequential
@@ -222,7 +222,7 @@ func TestShapeMismatchNamesLayer(t *testing.T) {
 	f := newFixture(t, 2, 8, 10)
 	f.s.Run(f.step, f.batch(t))
 	wide := data.RandomNormal(5, 8, 12)
-	_, err := f.s.TryRun(f.step, wide, f.y)
+	_, err := f.s.TryRun(f.step, f.s.Broadcast(wide), f.s.Broadcast(f.y))
 	want := "strategy: replica 0: nn: dense: want input width 10, got 12"
 	if err == nil || err.Error() != want {
 		t.Fatalf("TryRun error %q, want %q", err, want)
@@ -299,7 +299,7 @@ func TestClosed(t *testing.T) {
 func TestMisuse(t *testing.T) {
 	s := strategy.NewMirrored(strategy.WithReplicas(2))
 	defer closeStrategy(t, s)
-	x := data.Zeros(4, 3)
+	x := s.Broadcast(data.Zeros(4, 3))
 	tests := []struct {
 		name string
 		fn   any
@@ -311,15 +311,18 @@ func TestMisuse(t *testing.T) {
 			"strategy: Run: step function func(*graph.Node) *graph.Node takes 1 tensors, got 2 tensor arguments"},
 		{"bad-arg", func(x *nn.Tensor) *nn.Tensor { return x }, []any{"x"},
 			"strategy: Run: argument 0: want a batch from DistributedIterator.Batch, a PerReplica or a data.Tensor, got string"},
+		{"undistributed", func(x *nn.Tensor) *nn.Tensor { return x }, []any{data.Zeros(64, 3)},
+			"strategy: Run: argument 0: a data.Tensor of shape [64 3] is not distributed, so each of the 2 replicas would run on all 64 rows; " +
+				"iterate s.DistributeDataset(ds) and pass it.Batch(), or pass s.Broadcast(t) to give every replica the same value on purpose"},
 		{"bad-result", func(x *nn.Tensor) int { return 1 }, []any{x},
 			"strategy: Run: step function func(*graph.Node) int returned int; want a *graph.Node (nn.Tensor), a slice, a struct or a map[string] of them"},
 		{"nil-result", func(x *nn.Tensor) *nn.Tensor { return nil }, []any{x},
 			"strategy: Run: step function returned a nil tensor (result)"},
-		{"per-replica-count", func(x *nn.Tensor) *nn.Tensor { return x }, []any{strategy.NewPerReplica(x)},
+		{"per-replica-count", func(x *nn.Tensor) *nn.Tensor { return x }, []any{strategy.NewPerReplica(data.Zeros(4, 3))},
 			"strategy: Run: argument 0: want 2 replica values, got 1"},
 		{"sum-over-batch", func(x, y *nn.Tensor) *nn.Tensor {
 			return nn.SparseCategoricalCrossentropy{FromLogits: true}.Call(y, x)
-		}, []any{x, data.Zeros(4)},
+		}, []any{x, s.Broadcast(data.Zeros(4))},
 			"strategy: replica 0: nn: sparse_categorical_crossentropy: sum_over_batch_size reduction inside strategy.Run divides by the per-replica batch; use ReductionNone and ComputeAverageLoss"},
 	}
 	for _, tt := range tests {
@@ -355,7 +358,7 @@ func ExampleMirrored_TryRun() {
 	s := strategy.NewMirrored(strategy.WithReplicas(2))
 	defer s.Close()
 	x := data.NewTensor([]int{2, 3}, []float64{1, 2, 3, 4, 5, 6})
-	_, err := s.TryRun(func(x *nn.Tensor) *nn.Tensor { return nil }, x)
+	_, err := s.TryRun(func(x *nn.Tensor) *nn.Tensor { return nil }, s.Broadcast(x))
 	fmt.Println(err)
 	// Output:
 	// strategy: Run: step function returned a nil tensor (result)

@@ -26,7 +26,7 @@ func TestInterpretedStepFunctions(t *testing.T) {
 		"Sum":   reflect.ValueOf(graph.Sum),
 		"Scale": reflect.ValueOf(graph.Scale),
 		"Run": reflect.ValueOf(func(fn any) float64 {
-			return s.Reduce(strategy.Mean, s.Run(fn, x)).Scalar()
+			return s.Reduce(strategy.Mean, s.Run(fn, s.Broadcast(x))).Scalar()
 		}),
 	}})
 	if err != nil {

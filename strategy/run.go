@@ -131,8 +131,12 @@ func replicaFailure(phase string, errs []error) error {
 // interpreted closure.
 //
 // args are batches from a DistributedIterator (each contributes its
-// components, split by replica), PerReplica values (one per replica) or
-// data.Tensor values (the same for every replica).
+// components, split by replica), PerReplica values (one per replica, from
+// NewPerReplica, or Broadcast for the same value on every replica) or
+// scalar data.Tensor values (the same for every replica). A data.Tensor
+// with a batch axis is refused on a strategy of several replicas (TryRun's
+// error wraps ErrUsage): every replica would train on the whole batch.
+// With one replica it is the replica's batch.
 //
 // Run is a safe point: a pending interrupt panics with
 // safepoint.ErrInterrupted before anything runs. Any other failure panics
@@ -240,6 +244,9 @@ func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
 			if a.Len() != len(a.Data) {
 				return nil, usageError("Run: argument %d: tensor of shape %v holds %d values", i, a.Shape, len(a.Data))
 			}
+			if len(a.Shape) > 0 && n > 1 {
+				return nil, undistributed(i, a, n)
+			}
 			for r := range n {
 				in.args[r] = append(in.args[r], a)
 			}
@@ -262,6 +269,15 @@ func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
 		}
 	}
 	return in, nil
+}
+
+// undistributed is the error for a plain tensor with a batch axis given to
+// a strategy of several replicas: each replica would run on all of it, so
+// the summed gradients and reduced losses would be n times too large (the
+// pitfall of forgetting to distribute the dataset, issue 14).
+func undistributed(i int, t data.Tensor, n int) error {
+	return usageError("Run: argument %d: a data.Tensor of shape %v is not distributed, so each of the %d replicas would run on all %d rows; "+
+		"iterate s.DistributeDataset(ds) and pass it.Batch(), or pass s.Broadcast(t) to give every replica the same value on purpose", i, t.Shape, n, t.Shape[0])
 }
 
 // commonRows returns the leading dimension of the first argument when every

@@ -213,7 +213,7 @@ func TestSplitFailedStep(t *testing.T) {
 		})
 		return loss
 	}
-	x := data.RandomNormal(7, 3, size)
+	x := s.Broadcast(data.RandomNormal(7, 3, size))
 	s.Run(step, x)
 	if begins.Load() != 1 || ends.Load() != 1 || parts.Load() < 3 {
 		t.Fatalf("a good step: Begin %d, End %d, Part %d times; want 1, 1 and at least one per replica", begins.Load(), ends.Load(), parts.Load())

@@ -52,6 +52,21 @@ func NewPerReplica(values ...data.Tensor) PerReplica {
 	return PerReplica{values: slices.Clone(values)}
 }
 
+// Broadcast returns t as a value for every replica (TF's
+// experimental_distribute_values_from_function returning the same value), so
+// that Run gives each replica all of t on purpose: a lookup table, the same
+// batch to compare replicas. The replicas share t's data; it is not copied.
+// A data.Tensor with a batch axis passed to Run directly is refused instead,
+// since forgetting to distribute a dataset does the same silently.
+func (s *Mirrored) Broadcast(t data.Tensor) PerReplica {
+	s.checkOpen()
+	vals := make([]data.Tensor, s.NumReplicasInSync())
+	for r := range vals {
+		vals[r] = t
+	}
+	return PerReplica{values: vals}
+}
+
 // Values returns the replica values, in replica order. It panics if the
 // PerReplica has parts.
 func (p PerReplica) Values() []data.Tensor {

@@ -69,7 +69,7 @@ func TestReduceAndGatherDropPadding(t *testing.T) {
 func TestStepResultShapes(t *testing.T) {
 	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
 	defer closeStrategy(t, s)
-	x := data.NewTensor([]int{2, 2}, []float64{1, 2, 3, 4})
+	x := s.Broadcast(data.NewTensor([]int{2, 2}, []float64{1, 2, 3, 4}))
 	tests := []struct {
 		name string
 		step any
@@ -140,13 +140,13 @@ func TestTraceCache(t *testing.T) {
 	step := func(x *nn.Tensor) *nn.Tensor { calls++; return graph.Sum(x) }
 	other := func(x *nn.Tensor) *nn.Tensor { calls++; return graph.Mean(x) }
 	for range 3 {
-		s.Run(step, data.Zeros(4, 2))
+		s.Run(step, s.Broadcast(data.Zeros(4, 2)))
 	}
 	if calls != 2 || s.Traces() != 1 {
 		t.Errorf("3 runs: step called %d times (want 2: once per replica), %d traces (want 1)", calls, s.Traces())
 	}
-	s.Run(step, data.Zeros(6, 2)) // new shape: retrace
-	got := s.Reduce(strategy.Sum, s.Run(other, data.Zeros(4, 2))).Scalar()
+	s.Run(step, s.Broadcast(data.Zeros(6, 2))) // new shape: retrace
+	got := s.Reduce(strategy.Sum, s.Run(other, s.Broadcast(data.Zeros(4, 2)))).Scalar()
 	if calls != 6 || s.Traces() != 3 || got != 0 {
 		t.Errorf("after new shape and new step: %d calls, %d traces, want 6 and 3", calls, s.Traces())
 	}
