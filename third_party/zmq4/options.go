@@ -51,6 +51,16 @@ func WithTimeout(timeout time.Duration) Option {
 	}
 }
 
+// WithHandshakeTimeout sets the maximum amount of time the ZMTP greeting
+// and security handshake of a new connection may take; a peer that has not
+// completed it by then is disconnected. Zero means no limit. The default is
+// 10 seconds. (Patched for gotrain, see PATCHES.md.)
+func WithHandshakeTimeout(timeout time.Duration) Option {
+	return func(s *socket) {
+		s.handshake = timeout
+	}
+}
+
 // WithLogger sets a dedicated log.Logger for the socket.
 func WithLogger(msg *log.Logger) Option {
 	return func(s *socket) {

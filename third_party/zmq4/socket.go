@@ -21,6 +21,10 @@ const (
 	defaultRetry      = 250 * time.Millisecond
 	defaultTimeout    = 5 * time.Minute
 	defaultMaxRetries = 10
+
+	// defaultHandshakeTimeout bounds the ZMTP greeting and handshake of a
+	// new connection (patched for gotrain, see PATCHES.md).
+	defaultHandshakeTimeout = 10 * time.Second
 )
 
 var (
@@ -41,6 +45,7 @@ type socket struct {
 	subTopics     func() []string
 	autoReconnect bool
 	timeout       time.Duration
+	handshake     time.Duration // ZMTP handshake timeout; 0 means none
 
 	mu    sync.RWMutex
 	conns []*Conn // ZMTP connections
@@ -69,6 +74,7 @@ func newDefaultSocket(ctx context.Context, sockType SocketType) *socket {
 		retry:      defaultRetry,
 		maxRetries: defaultMaxRetries,
 		timeout:    defaultTimeout,
+		handshake:  defaultHandshakeTimeout,
 		sec:        nullSecurity{},
 		conns:      nil,
 		r:          newQReader(ctx),
@@ -221,16 +227,55 @@ func (sck *socket) accept() {
 				continue
 			}
 
-			zconn, err := Open(conn, sck.sec, sck.typ, sck.id, true, sck.scheduleRmConn)
-			if err != nil {
-				// FIXME(sbinet): maybe bubble up this error to application code?
-				sck.log.Printf("could not open a ZMTP connection with %q: %+v", sck.ep, err)
-				continue
-			}
-
-			sck.addConn(zconn)
+			// Each handshake runs on its own goroutine, under a deadline, so
+			// that a peer that never completes it cannot hold up the
+			// connections accepted after it (upstream issue #131).
+			go sck.open(conn)
 		}
 	}
+}
+
+// open performs the ZMTP handshake on an accepted connection and adds it to
+// the socket. The handshake ends with an error when it takes longer than
+// the socket's handshake timeout or when the socket closes.
+func (sck *socket) open(conn net.Conn) {
+	zconn, err := sck.handshakeConn(conn, true)
+	if err != nil {
+		// FIXME(sbinet): maybe bubble up this error to application code?
+		if sck.ctx.Err() == nil {
+			sck.log.Printf("could not open a ZMTP connection with %q: %+v", sck.ep, err)
+		}
+		conn.Close()
+		return
+	}
+	sck.addConn(zconn)
+}
+
+// handshakeConn opens a ZMTP connection over conn, bounded by the socket's
+// handshake timeout and by the socket's life.
+func (sck *socket) handshakeConn(conn net.Conn, server bool) (*Conn, error) {
+	if sck.handshake > 0 {
+		if err := conn.SetDeadline(time.Now().Add(sck.handshake)); err != nil {
+			return nil, fmt.Errorf("zmq4: could not set handshake deadline: %w", err)
+		}
+	}
+	stop := context.AfterFunc(sck.ctx, func() { conn.Close() })
+	zconn, err := Open(conn, sck.sec, sck.typ, sck.id, server, sck.scheduleRmConn)
+	if !stop() {
+		if err == nil {
+			err = sck.ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sck.handshake > 0 {
+		if err := conn.SetDeadline(time.Time{}); err != nil {
+			return nil, fmt.Errorf("zmq4: could not clear handshake deadline: %w", err)
+		}
+	}
+	return zconn, nil
 }
 
 // Dial connects a remote endpoint to the Socket.
@@ -267,8 +312,9 @@ connect:
 		return fmt.Errorf("zmq4: got a nil dial-conn to %q", endpoint)
 	}
 
-	zconn, err := Open(conn, sck.sec, sck.typ, sck.id, false, sck.scheduleRmConn)
+	zconn, err := sck.handshakeConn(conn, false)
 	if err != nil {
+		conn.Close()
 		return fmt.Errorf("zmq4: could not open a ZMTP connection: %w", err)
 	}
 	if zconn == nil {
@@ -287,6 +333,11 @@ connect:
 func (sck *socket) addConn(c *Conn) {
 	sck.mu.Lock()
 	defer sck.mu.Unlock()
+	if sck.ctx.Err() != nil {
+		// The socket closed while this connection was being opened.
+		c.Close()
+		return
+	}
 	sck.conns = append(sck.conns, c)
 	if len(c.Peer.Meta[sysSockID]) == 0 {
 		switch c.typ {
