@@ -19,10 +19,16 @@ const (
 
 // Msg is a ZMTP message, possibly composed of multiple frames.
 type Msg struct {
-	Frames    [][]byte
-	Type      MsgType
-	multipart bool
-	err       error
+	Frames [][]byte
+	Type   MsgType
+	// MustDeliver asks a PUB or XPUB socket not to drop the message for a
+	// subscriber whose queue is full: it may use the queue's reserve, and
+	// the send waits a while for room before it disconnects the subscriber
+	// instead (see PubQueue). Other sockets ignore it. (Patched for
+	// gotrain, see PATCHES.md.)
+	MustDeliver bool
+	multipart   bool
+	err         error
 }
 
 func NewMsg(frame []byte) Msg {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 )
 
 // Topics is an interface that wraps the basic Topics method.
@@ -21,8 +22,8 @@ type Topics interface {
 // The returned socket value is initially unbound.
 func NewPub(ctx context.Context, opts ...Option) Socket {
 	pub := &pubSocket{sck: newSocket(ctx, Pub, opts...)}
-	pub.sck.w = newPubMWriter(pub.sck.ctx)
-	pub.sck.r = newPubQReader(pub.sck.ctx)
+	pub.sck.w = newPubMWriter(pub.sck.ctx, pub.sck.pubq)
+	pub.sck.r = newPubQReader(pub.sck.ctx, false)
 	return pub
 }
 
@@ -31,9 +32,23 @@ type pubSocket struct {
 	sck *socket
 }
 
-// Close closes the open Socket
+// Close closes the open Socket. It first waits up to PubQueue.Linger for
+// the subscribers' queues to drain, and returns once every goroutine that
+// sends to a subscriber has returned.
 func (pub *pubSocket) Close() error {
-	return pub.sck.Close()
+	return closePub(pub.sck)
+}
+
+// closePub closes a PUB or XPUB socket: flush, close, then stop the writer,
+// which upstream never stopped.
+func closePub(sck *socket) error {
+	w := sck.w.(*pubMWriter)
+	if linger := sck.pubq.Linger; linger > 0 {
+		w.flush(linger)
+	}
+	err := sck.Close()
+	w.Close()
+	return err
 }
 
 // Send puts the message on the outbound send queue.
@@ -102,10 +117,7 @@ func (pub *pubSocket) SetOption(name string, value interface{}) error {
 		return ErrBadProperty
 	}
 
-	w := pub.sck.w.(*pubMWriter)
-	w.qmu.Lock()
-	w.hwm = hwm
-	w.qmu.Unlock()
+	pub.sck.w.(*pubMWriter).setHWM(hwm)
 	return nil
 }
 
@@ -114,9 +126,14 @@ func (pub *pubSocket) Topics() []string {
 	return pub.sck.topics()
 }
 
-// pubQReader is a queued-message reader.
+// pubQReader is a queued-message reader. It applies the subscription
+// messages its connections send; an XPUB socket's reader also passes them,
+// and any other message, on to Recv (patched for gotrain, see PATCHES.md:
+// upstream kept subscriptions from an XPUB's Recv and queued other messages
+// for a PUB's Recv, which always fails, until its queue was full).
 type pubQReader struct {
-	ctx context.Context
+	ctx     context.Context
+	forward bool // XPUB: Recv returns what subscribers send
 
 	mu sync.RWMutex
 	rs []*Conn
@@ -125,12 +142,13 @@ type pubQReader struct {
 	sem *semaphore // ready when a connection is live.
 }
 
-func newPubQReader(ctx context.Context) *pubQReader {
+func newPubQReader(ctx context.Context, forward bool) *pubQReader {
 	const qrsize = 10
 	return &pubQReader{
-		ctx: ctx,
-		c:   make(chan Msg, qrsize),
-		sem: newSemaphore(),
+		ctx:     ctx,
+		forward: forward,
+		c:       make(chan Msg, qrsize),
+		sem:     newSemaphore(),
 	}
 }
 
@@ -194,11 +212,16 @@ func (q *pubQReader) listen(ctx context.Context, r *Conn) {
 			if msg.err != nil {
 				return
 			}
-			switch {
-			case q.topic(msg):
+			if q.topic(msg) {
 				r.subscribe(msg)
-			default:
-				q.c <- msg
+			}
+			if !q.forward {
+				continue
+			}
+			select {
+			case q.c <- msg:
+			case <-ctx.Done():
+				return
 			}
 		}
 	}
@@ -216,108 +239,297 @@ func (q *pubQReader) topic(msg Msg) bool {
 	return topic == 0 || topic == 1
 }
 
+// pubMWriter sends a PUB or XPUB socket's messages to its subscribers. Each
+// subscriber has its own bounded queue and its own sending goroutine, so a
+// subscriber that reads slowly, or not at all, delays nobody else (patched
+// for gotrain, see PATCHES.md; upstream had one unbounded queue and one
+// goroutine that wrote to each subscriber in turn).
 type pubMWriter struct {
 	ctx context.Context
-	mu  sync.Mutex
-	ws  []*Conn
 
-	qmu    sync.Mutex
-	qcond  *sync.Cond
-	q      *Queue
-	hwm    int
+	// sendMu serializes write and flush, so each subscriber's queue gets
+	// messages in the order they were sent.
+	sendMu sync.Mutex
+
+	mu     sync.Mutex
+	cfg    PubQueue // with defaults filled in; guarded by mu
+	subs   []*pubSub
 	closed bool
 }
 
-func newPubMWriter(ctx context.Context) *pubMWriter {
-	p := &pubMWriter{
-		ctx: ctx,
-		q:   NewQueue(),
-	}
-	p.qcond = sync.NewCond(&p.qmu)
-	go p.run()
-	return p
+func newPubMWriter(ctx context.Context, cfg PubQueue) *pubMWriter {
+	return &pubMWriter{ctx: ctx, cfg: cfg.withDefaults()}
 }
 
-func (w *pubMWriter) run() {
-	for {
-		w.qmu.Lock()
-		for w.q.Len() == 0 {
-			w.qcond.Wait()
-			if w.closed {
-				return
-			}
-		}
-		msg, _ := w.q.Peek()
-		w.q.Pop()
-		w.qmu.Unlock()
-		w.sendMsg(msg)
-	}
-}
-
+// Close stops every subscriber's sending goroutine, closes its connection
+// and waits for the goroutine to return. What is still queued is dropped;
+// call flush first to give it a chance.
 func (w *pubMWriter) Close() error {
-	w.qmu.Lock()
-	w.closed = true
-	w.qcond.Signal()
-	w.qmu.Unlock()
-
 	w.mu.Lock()
-	var err error
-	for _, ww := range w.ws {
-		e := ww.Close()
-		if e != nil && err == nil {
-			err = e
-		}
-	}
-	w.ws = nil
+	w.closed = true
+	subs := w.subs
+	w.subs = nil
 	w.mu.Unlock()
-	return err
+	for _, s := range subs {
+		s.stop()
+	}
+	return nil
 }
 
 func (mw *pubMWriter) addConn(w *Conn) {
+	s := newPubSub(w)
 	mw.mu.Lock()
-	mw.ws = append(mw.ws, w)
-	mw.mu.Unlock()
+	defer mw.mu.Unlock()
+	if mw.closed {
+		w.Close()
+		return
+	}
+	mw.subs = append(mw.subs, s)
+	go s.run()
 }
 
 func (mw *pubMWriter) rmConn(w *Conn) {
 	mw.mu.Lock()
-	defer mw.mu.Unlock()
-
-	cur := -1
-	for i := range mw.ws {
-		if mw.ws[i] == w {
-			cur = i
-			mw.ws[i].Close()
+	var gone *pubSub
+	for i, s := range mw.subs {
+		if s.conn == w {
+			gone = s
+			mw.subs = append(mw.subs[:i:i], mw.subs[i+1:]...)
 			break
 		}
 	}
-	if cur >= 0 {
-		mw.ws = append(mw.ws[:cur], mw.ws[cur+1:]...)
+	mw.mu.Unlock()
+	if gone != nil {
+		gone.stop()
 	}
 }
 
+func (w *pubMWriter) setHWM(hwm int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cfg.Len = hwm
+	w.cfg = w.cfg.withDefaults()
+}
+
+// write queues msg for every subscriber whose subscriptions match its first
+// frame. A message that does not fit a subscriber's queue is dropped for
+// that subscriber, unless msg.MustDeliver is set: then write waits up to
+// PubQueue.Wait for room, and disconnects a subscriber that still has none.
 func (w *pubMWriter) write(ctx context.Context, msg Msg) error {
-	w.qmu.Lock()
-	defer w.qmu.Unlock()
-	if w.hwm != 0 && w.q.Len() >= w.hwm {
-		//TODO(inphi): per subscriber hwm
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	var topic string
+	if len(msg.Frames) > 0 {
+		topic = string(msg.Frames[0])
+	}
+	w.mu.Lock()
+	cfg := w.cfg
+	subs := append([]*pubSub(nil), w.subs...)
+	w.mu.Unlock()
+
+	var full []*pubSub
+	for _, s := range subs {
+		if !s.conn.subscribed(topic) {
+			continue
+		}
+		switch s.offer(msg, &cfg) {
+		case offerDropped:
+			cfg.dropped(s, msg, false)
+		case offerFull:
+			full = append(full, s)
+		}
+	}
+	if len(full) == 0 {
 		return nil
 	}
-	w.q.Push(msg)
-	w.qcond.Signal()
+	deadline := time.NewTimer(cfg.Wait)
+	defer deadline.Stop()
+	expired := false
+	for _, s := range full {
+		if !expired && s.waitOffer(ctx, msg, &cfg, deadline.C) {
+			continue
+		}
+		expired = true
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.conn.Close()
+		cfg.dropped(s, msg, true)
+	}
 	return nil
 }
 
-func (w *pubMWriter) sendMsg(msg Msg) {
-	topic := string(msg.Frames[0])
+// flush waits until every subscriber's queue is empty or d has passed.
+func (w *pubMWriter) flush(d time.Duration) {
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	// TODO(inphi): distribute messages across subscribers at once
-	for i := range w.ws {
-		ww := w.ws[i]
-		if ww.subscribed(topic) {
-			_ = ww.SendMsg(msg)
+	subs := append([]*pubSub(nil), w.subs...)
+	w.mu.Unlock()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for _, s := range subs {
+		for !s.drained() {
+			select {
+			case <-s.room:
+			case <-s.done:
+			case <-deadline.C:
+				return
+			}
 		}
+	}
+}
+
+// pubSub is one subscriber of a PUB or XPUB socket: its queue and the
+// goroutine that sends from it.
+type pubSub struct {
+	conn *Conn
+
+	wake  chan struct{} // buffered 1: the queue got a message
+	room  chan struct{} // buffered 1: a message left the queue
+	quit  chan struct{} // closed by stop
+	done  chan struct{} // closed when run returns
+	once  sync.Once
+	mu    sync.Mutex
+	q     []Msg // guarded by mu; q[0] is being sent
+	bytes int   // guarded by mu; the sum of the sizes of q's messages
+	dead  bool  // guarded by mu; sending failed, or stop was called
+}
+
+func newPubSub(c *Conn) *pubSub {
+	return &pubSub{
+		conn: c,
+		wake: make(chan struct{}, 1),
+		room: make(chan struct{}, 1),
+		quit: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+}
+
+type offerResult int
+
+const (
+	offerQueued offerResult = iota
+	offerDropped
+	offerFull // a MustDeliver message found no room, not even in the reserve
+)
+
+// offer queues msg if it fits the queue's bounds. A message always fits an
+// empty queue, so a message larger than the bounds still reaches a
+// subscriber that keeps up.
+func (s *pubSub) offer(msg Msg, cfg *PubQueue) offerResult {
+	size := msg.size()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead {
+		return offerQueued // gone: nobody to deliver to, nothing to count
+	}
+	n := len(s.q)
+	fits := n == 0 || (n < cfg.Len && s.bytes+size <= cfg.Bytes)
+	if !fits && msg.MustDeliver {
+		fits = n < cfg.Len+cfg.Reserve && s.bytes+size <= cfg.Bytes+cfg.ReserveBytes
+	}
+	switch {
+	case fits:
+	case msg.MustDeliver:
+		return offerFull
+	default:
+		return offerDropped
+	}
+	s.q = append(s.q, msg)
+	s.bytes += size
+	notify(s.wake)
+	return offerQueued
+}
+
+// waitOffer retries offer each time a message leaves the queue, until msg
+// is queued (true) or expired fires or ctx ends (false).
+func (s *pubSub) waitOffer(ctx context.Context, msg Msg, cfg *PubQueue, expired <-chan time.Time) bool {
+	for {
+		select {
+		case <-s.room:
+			if s.offer(msg, cfg) == offerQueued {
+				return true
+			}
+		case <-s.done:
+			return true
+		case <-expired:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (s *pubSub) drained() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.q) == 0 || s.dead
+}
+
+// queued returns the number of messages in the queue.
+func (s *pubSub) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.q)
+}
+
+func (s *pubSub) run() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		if len(s.q) == 0 || s.dead {
+			dead := s.dead
+			s.mu.Unlock()
+			if dead {
+				return
+			}
+			select {
+			case <-s.wake:
+				continue
+			case <-s.quit:
+				return
+			}
+		}
+		msg := s.q[0]
+		s.mu.Unlock()
+
+		err := s.conn.SendMsg(msg)
+
+		s.mu.Lock()
+		s.q[0] = Msg{}
+		s.q = s.q[1:]
+		s.bytes -= msg.size()
+		if len(s.q) == 0 {
+			s.q = nil // let the backing array go
+		}
+		if err != nil {
+			s.dead = true
+			s.q, s.bytes = nil, 0
+		}
+		s.mu.Unlock()
+		notify(s.room)
+	}
+}
+
+// stop ends the sending goroutine: it closes the connection, which ends a
+// send blocked on a peer that does not read, and waits for run to return.
+func (s *pubSub) stop() {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.dead = true
+		s.mu.Unlock()
+		close(s.quit)
+		s.conn.Close()
+	})
+	<-s.done
+}
+
+// notify wakes the receiver of c, a channel buffered 1, without blocking.
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

@@ -46,6 +46,7 @@ type socket struct {
 	autoReconnect bool
 	timeout       time.Duration
 	handshake     time.Duration // ZMTP handshake timeout; 0 means none
+	pubq          PubQueue      // PUB and XPUB subscriber queues
 
 	mu    sync.RWMutex
 	conns []*Conn // ZMTP connections

@@ -13,8 +13,8 @@ import (
 // The returned socket value is initially unbound.
 func NewXPub(ctx context.Context, opts ...Option) Socket {
 	xpub := &xpubSocket{newSocket(ctx, XPub, opts...)}
-	xpub.sck.w = newPubMWriter(xpub.sck.ctx)
-	xpub.sck.r = newPubQReader(xpub.sck.ctx)
+	xpub.sck.w = newPubMWriter(xpub.sck.ctx, xpub.sck.pubq)
+	xpub.sck.r = newPubQReader(xpub.sck.ctx, true)
 	return xpub
 }
 
@@ -23,9 +23,9 @@ type xpubSocket struct {
 	sck *socket
 }
 
-// Close closes the open Socket
+// Close closes the open Socket, as PUB's Close does.
 func (xpub *xpubSocket) Close() error {
-	return xpub.sck.Close()
+	return closePub(xpub.sck)
 }
 
 // Send puts the message on the outbound send queue.
@@ -41,7 +41,9 @@ func (xpub *xpubSocket) SendMulti(msg Msg) error {
 	return xpub.sck.SendMulti(msg)
 }
 
-// Recv receives a complete message.
+// Recv receives a complete message: a subscription message (a first byte
+// of 1 to subscribe or 0 to unsubscribe, then the topic), or any other
+// message a subscriber sent.
 func (xpub *xpubSocket) Recv() (Msg, error) {
 	return xpub.sck.Recv()
 }
