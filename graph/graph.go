@@ -170,6 +170,10 @@ func (n *Node) Shape() []int { return append([]int{}, n.shape...) }
 // Len returns the number of elements, the product of Shape.
 func (n *Node) Len() int { return n.size }
 
+// Inputs returns the node's operands, in order (none for a placeholder, a
+// variable read or a constant). The slice is a copy.
+func (n *Node) Inputs() []*Node { return append([]*Node(nil), n.in...) }
+
 // Graph returns the graph the node belongs to.
 func (n *Node) Graph() *Graph { return n.g }
 

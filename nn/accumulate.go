@@ -119,6 +119,7 @@ func (a *Accumulator) ApplyGradients(ctx *strategy.ReplicaContext, grads []*Tens
 		Name:  a.name,
 		Vars:  vars,
 		Grads: grads,
+		Check: a.inner.checkRate,
 		Apply: func(gs []strategy.Grad) {
 			for i, g := range gs {
 				if g.F32 != nil {

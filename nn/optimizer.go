@@ -119,8 +119,8 @@ func configure(ctor string, lr float64, defaults optConfig, allowed []string, op
 			panic(usageError("%s: option %s does not apply to this optimizer", ctor, name))
 		}
 	}
-	if lr < 0 || math.IsNaN(lr) {
-		panic(usageError("%s: want lr ≥ 0, got %g", ctor, lr))
+	if err := checkRate(lr); err != nil {
+		panic(usageError("%s: %v", ctor, err))
 	}
 	if c.has("WithClipGlobalNorm") && !(c.clip > 0) {
 		panic(usageError("%s: WithClipGlobalNorm: want a norm > 0, got %g", ctor, c.clip))
@@ -141,6 +141,15 @@ func configure(ctor string, lr float64, defaults optConfig, allowed []string, op
 	return c
 }
 
+// checkRate reports a learning rate that is not a finite number ≥ 0: with
+// NaN or Inf every weight the update touches becomes NaN.
+func checkRate(lr float64) error {
+	if !(lr >= 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("want a finite lr ≥ 0, got %g", lr)
+	}
+	return nil
+}
+
 // optimizer is what every optimizer shares: slots per variable, the step
 // counter, clipping, the learning-rate schedule and registration with the
 // strategy.
@@ -148,9 +157,10 @@ type optimizer struct {
 	name     string
 	nslot    int
 	slots    map[*Variable][]*Variable
-	iters    *Variable // step counter (see readCounter); nil until created
-	clip     float64   // 0: no clipping
-	schedule Schedule  // nil: constant rate
+	iters    *Variable      // step counter (see readCounter); nil until created
+	clip     float64        // 0: no clipping
+	schedule Schedule       // nil: constant rate
+	lr       func() float64 // the concrete optimizer's LR field, read at each step
 	// update applies the rule to elements [off, off+len) of g.Var, whose
 	// gradient g holds, with learning rate lr (NaN: no schedule, use the
 	// optimizer's own); step is the 1-based number of this update. The
@@ -266,6 +276,7 @@ func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, gra
 		Vars:  vars,
 		Grads: grads,
 		Apply: func(gs []strategy.Grad) { o.step(gs, slots) },
+		Check: o.checkRate,
 	}
 	if o.clip == 0 {
 		// Without clipping, which needs the norm of every summed gradient
@@ -281,6 +292,24 @@ func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, gra
 		}
 	}
 	ctx.ApplyUpdate(u)
+}
+
+// checkRate returns an error unless the coming update's learning rate (the
+// schedule's, or the LR field, which may have been assigned since the step
+// was traced) is finite and ≥ 0. The strategy calls it before every step,
+// so a bad rate stops the step with nothing applied.
+func (o *optimizer) checkRate() error {
+	if o.schedule != nil {
+		_, lr := o.begin()
+		if err := checkRate(lr); err != nil {
+			return usageError("%s: the schedule's rate for update %d: %v", o.name, o.Iterations()+1, err)
+		}
+		return nil
+	}
+	if err := checkRate(o.lr()); err != nil {
+		return usageError("%s: LR: %v", o.name, err)
+	}
+	return nil
 }
 
 // begin returns the number of the coming update and its scheduled learning
@@ -384,6 +413,7 @@ func NewSGD(lr float64, opts ...OptimizerOption) *SGD {
 		nslot = 1
 	}
 	o.optimizer = newOptimizer("sgd", nslot, c)
+	o.optimizer.lr = func() float64 { return o.LR }
 	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		var vel32 []float32
@@ -422,6 +452,7 @@ func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
 	checkAdam("NewAdam", c)
 	o := &Adam{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps}
 	o.optimizer = newOptimizer("adam", 2, c)
+	o.optimizer.lr = func() float64 { return o.LR }
 	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		m, v := slots[0], slots[1]
@@ -455,6 +486,7 @@ func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
 	}
 	o := &AdamW{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps, WeightDecay: c.weightDecay}
 	o.optimizer = newOptimizer("adamw", 2, c)
+	o.optimizer.lr = func() float64 { return o.LR }
 	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		m, v := slots[0], slots[1]
@@ -491,6 +523,7 @@ func NewRMSprop(lr float64, opts ...OptimizerOption) *RMSprop {
 		nslot = 2
 	}
 	o.optimizer = newOptimizer("rmsprop", nslot, c)
+	o.optimizer.lr = func() float64 { return o.LR }
 	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		ms := slots[0]

@@ -186,11 +186,11 @@ func TestOptimizerMisuse(t *testing.T) {
 	}{
 		{"betas-to-sgd", func() { nn.NewSGD(0.1, nn.WithBetas(0.9, 0.99)) }, "nn: NewSGD: option WithBetas does not apply to this optimizer"},
 		{"nesterov-to-rmsprop", func() { nn.NewRMSprop(0.1, nn.WithNesterov()) }, "nn: NewRMSprop: option WithNesterov does not apply to this optimizer"},
-		{"negative-lr", func() { nn.NewAdamW(-1) }, "nn: NewAdamW: want lr ≥ 0, got -1"},
+		{"negative-lr", func() { nn.NewAdamW(-1) }, "nn: NewAdamW: want a finite lr ≥ 0, got -1"},
 		{"lr-and-schedule", func() { nn.NewSGD(0.1, nn.WithSchedule(nn.StepDecay{Initial: 1, Factor: 0.5, Every: 1})) },
 			"nn: NewSGD: got lr 0.1 and WithSchedule; the schedule gives the rate, so pass lr 0"},
 		{"bad-schedule", func() { nn.NewSGD(0, nn.WithSchedule(nn.CosineDecay{Initial: 1})) },
-			"nn: NewSGD: WithSchedule: nn: CosineDecay: want Initial ≥ 0, WarmupTarget ≥ 0, DecaySteps ≥ 1, WarmupSteps ≥ 0 and Alpha in [0, 1], got 1, 0, 0, 0, 0"},
+			"nn: NewSGD: WithSchedule: nn: CosineDecay: want finite Initial ≥ 0, WarmupTarget ≥ 0, DecaySteps ≥ 1, WarmupSteps ≥ 0 and Alpha in [0, 1], got 1, 0, 0, 0, 0"},
 		{"clip-zero", func() { nn.NewAdam(0.1, nn.WithClipGlobalNorm(0)) }, "nn: NewAdam: WithClipGlobalNorm: want a norm > 0, got 0"},
 		{"rho", func() { nn.NewRMSprop(0.1, nn.WithRho(1)) }, "nn: NewRMSprop: want ε ≥ 0, momentum ≥ 0 and ρ in [0, 1), got ε 1e-07, momentum 0, ρ 1"},
 		{"weight-decay", func() { nn.NewAdamW(0.1, nn.WithWeightDecay(-1)) }, "nn: NewAdamW: want weight decay ≥ 0, got -1"},

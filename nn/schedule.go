@@ -32,8 +32,8 @@ func (s StepDecay) Rate(step int) float64 {
 // Validate reports whether the schedule can be evaluated: Initial ≥ 0,
 // Factor ≥ 0, Every ≥ 1.
 func (s StepDecay) Validate() error {
-	if s.Initial < 0 || s.Factor < 0 || s.Every < 1 || math.IsNaN(s.Initial+s.Factor) {
-		return fmt.Errorf("nn: StepDecay: want Initial ≥ 0, Factor ≥ 0 and Every ≥ 1, got %g, %g, %d", s.Initial, s.Factor, s.Every)
+	if s.Initial < 0 || s.Factor < 0 || s.Every < 1 || !finite(s.Initial, s.Factor) {
+		return fmt.Errorf("nn: StepDecay: want finite Initial ≥ 0, Factor ≥ 0 and Every ≥ 1, got %g, %g, %d", s.Initial, s.Factor, s.Every)
 	}
 	return nil
 }
@@ -60,8 +60,8 @@ func (s ExponentialDecay) Rate(step int) float64 {
 // Validate reports whether the schedule can be evaluated: Initial ≥ 0,
 // DecayRate ≥ 0, DecaySteps ≥ 1.
 func (s ExponentialDecay) Validate() error {
-	if s.Initial < 0 || s.DecayRate < 0 || s.DecaySteps < 1 || math.IsNaN(s.Initial+s.DecayRate) {
-		return fmt.Errorf("nn: ExponentialDecay: want Initial ≥ 0, DecayRate ≥ 0 and DecaySteps ≥ 1, got %g, %g, %d", s.Initial, s.DecayRate, s.DecaySteps)
+	if s.Initial < 0 || s.DecayRate < 0 || s.DecaySteps < 1 || !finite(s.Initial, s.DecayRate) {
+		return fmt.Errorf("nn: ExponentialDecay: want finite Initial ≥ 0, DecayRate ≥ 0 and DecaySteps ≥ 1, got %g, %g, %d", s.Initial, s.DecayRate, s.DecaySteps)
 	}
 	return nil
 }
@@ -102,9 +102,19 @@ func (s CosineDecay) Rate(step int) float64 {
 // Validate reports whether the schedule can be evaluated: rates ≥ 0,
 // DecaySteps ≥ 1, WarmupSteps ≥ 0, Alpha in [0, 1].
 func (s CosineDecay) Validate() error {
-	if s.Initial < 0 || s.WarmupTarget < 0 || s.DecaySteps < 1 || s.WarmupSteps < 0 || s.Alpha < 0 || s.Alpha > 1 || math.IsNaN(s.Initial+s.WarmupTarget+s.Alpha) {
-		return fmt.Errorf("nn: CosineDecay: want Initial ≥ 0, WarmupTarget ≥ 0, DecaySteps ≥ 1, WarmupSteps ≥ 0 and Alpha in [0, 1], got %g, %g, %d, %d, %g",
+	if s.Initial < 0 || s.WarmupTarget < 0 || s.DecaySteps < 1 || s.WarmupSteps < 0 || s.Alpha < 0 || s.Alpha > 1 || !finite(s.Initial, s.WarmupTarget, s.Alpha) {
+		return fmt.Errorf("nn: CosineDecay: want finite Initial ≥ 0, WarmupTarget ≥ 0, DecaySteps ≥ 1, WarmupSteps ≥ 0 and Alpha in [0, 1], got %g, %g, %d, %d, %g",
 			s.Initial, s.WarmupTarget, s.DecaySteps, s.WarmupSteps, s.Alpha)
 	}
 	return nil
+}
+
+// finite reports whether every value is a number other than ±Inf.
+func finite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -18,28 +18,7 @@ var sinkLoss float64
 func BenchmarkSeedStep(b *testing.B) {
 	for _, n := range []int{1, 2} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
-			s := strategy.NewMirrored(strategy.WithReplicas(n))
-			defer s.Close()
-			const globalBatch = 64
-			x := data.RandomNormal(7, globalBatch, 10)
-			y := data.RandomInts(8, 2, globalBatch)
-			it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(globalBatch)).Iter()
-			defer it.Close()
-			it.Next()
-			batch := it.Batch()
-			var model *nn.Sequential
-			var opt nn.Optimizer
-			s.Scope(func() {
-				model = nn.NewSequential(nn.Dense(16, nn.ReLU), nn.Dense(2))
-				opt = nn.NewAdam(0.001)
-			})
-			lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-			step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-				loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-				opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-				return loss
-			}
-			s.Run(step, batch) // trace
+			s, step, batch := mlpStep(b, n, []int{10, 16, 2}, 64)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -70,6 +49,71 @@ func BenchmarkProgramRun(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := p.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// mlpStep builds an MLP of layer widths dims (input first, ReLU hidden
+// layers, softmax cross-entropy, Adam) on n replicas, runs one step on a
+// random global batch and returns the strategy, the step and its batch.
+func mlpStep(b *testing.B, n int, dims []int, globalBatch int, opts ...strategy.Option) (*strategy.Mirrored, func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor, *strategy.PerReplicaBatch) {
+	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithReplicas(n)}, opts...)...)
+	b.Cleanup(func() { s.Close() })
+	x := data.RandomNormal(7, globalBatch, dims[0])
+	y := data.RandomInts(8, dims[len(dims)-1], globalBatch)
+	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(globalBatch)).Iter()
+	b.Cleanup(it.Close)
+	it.Next()
+	var model *nn.Sequential
+	var opt nn.Optimizer
+	s.Scope(func() {
+		model = nn.NewSequential()
+		for i, d := range dims[1:] {
+			act := nn.ReLU
+			if i == len(dims)-2 {
+				act = nn.Linear
+			}
+			model.Add(nn.Dense(d, act))
+		}
+		opt = nn.NewAdam(0.001)
+	})
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+		return loss
+	}
+	s.Run(step, it.Batch()) // trace
+	return s, step, it.Batch()
+}
+
+// benchDims is the MLP of `gotrain bench mlp`, with its global batch.
+var benchDims, benchBatch = []int{784, 512, 512, 10}, 256
+
+// BenchmarkMLPStep is the step of `gotrain bench mlp` on 2 replicas with and
+// without WithCheckNumerics.
+func BenchmarkMLPStep(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(fmt.Sprintf("check=%v", on), func(b *testing.B) {
+			s, step, batch := mlpStep(b, 2, benchDims, benchBatch, strategy.WithCheckNumerics(on))
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Run(step, batch)
+			}
+		})
+	}
+}
+
+// BenchmarkCheckNumerics is what WithCheckNumerics adds to a replica's part
+// of that step: the scan of its gradients (or their operands) and outputs.
+func BenchmarkCheckNumerics(b *testing.B) {
+	s, _, _ := mlpStep(b, 2, benchDims, benchBatch)
+	n, _ := strategy.CheckNumerics(s, 0)
+	b.SetBytes(int64(4 * n))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := strategy.CheckNumerics(s, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

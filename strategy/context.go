@@ -37,6 +37,12 @@ type Update struct {
 	Grads []*graph.Node     // this replica's gradients, aligned with Vars
 	Apply func(grads []Grad)
 
+	// Check, when not nil, runs once per step before any replica does; an
+	// error stops the step, with nothing applied, and Run returns it as is.
+	// An optimizer checks there that its learning rate, a field that may
+	// have been assigned since the trace, is finite.
+	Check func() error
+
 	// Split, when not nil, offers the same update element by element, so
 	// the replicas can share it instead of Apply running it alone. The
 	// strategy uses it when no other update of the step touches Vars and

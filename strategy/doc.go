@@ -77,7 +77,13 @@
 // Failures of a step (a replica's panic, a shape error while tracing, a
 // numeric error in a kernel) are returned by [Mirrored.TryRun] and panicked
 // with by [Mirrored.Run], whose callers are notebook cells. A failed step
-// changes no variable. Run checks internal/safepoint first, so a notebook
+// changes no variable. Before anything is applied, each replica checks its
+// gradients and the step's outputs for NaN and Inf (WithCheckNumerics, on by
+// default: the scan costs under 1% of a step of the 784-512-512-10 MLP); a
+// step that fails it returns a *ReplicaError wrapping ErrNonFinite naming
+// the replica and the variable. Run refuses a data.Tensor with a batch axis
+// on several replicas: distribute the dataset, or Broadcast the value.
+// Run checks internal/safepoint first, so a notebook
 // interrupt stops a training loop between steps: a step runs on every replica
 // or on none.
 //
@@ -89,6 +95,10 @@ package strategy
 // a new function at each call, so every Run retraces (slowly, but correctly);
 // Run warns once after 5 such retraces. Assign the step function to a
 // variable once and pass the variable.
+
+// BUG(strategy): WithCheckNumerics checks what goes into an update (the
+// gradients, and the learning rate through Update.Check), not what comes
+// out: finite gradients and rate whose update overflows to Inf are applied.
 
 // BUG(strategy): Variables have one shared copy, which is right for CPU
 // replicas only; per-device copies (GPUs, the cuda tag) are not implemented.

@@ -17,6 +17,10 @@ var (
 	// created under the strategy running it.
 	ErrScope = errors.New("strategy: variable outside scope")
 
+	// ErrNonFinite is wrapped by the error of a step whose gradients or
+	// outputs held NaN or Inf (WithCheckNumerics). Nothing was applied.
+	ErrNonFinite = errors.New("strategy: value not finite")
+
 	// ErrReplica is wrapped by every error from a step that failed on a replica.
 	ErrReplica = errors.New("strategy: replica failed")
 )

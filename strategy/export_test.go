@@ -46,3 +46,22 @@ func DeferredProducts(s *Mirrored) int {
 	}
 	return count
 }
+
+// CheckNumerics runs the numerics check of the most recent trace over
+// replica r's buffers, as a step does after the replica's program, and
+// returns how many values it scanned.
+func CheckNumerics(s *Mirrored, r int) (int, error) {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	tr := s.traces.entries[0].tr
+	n := 0
+	for _, c := range tr.checks[r] {
+		n += len(c.f32) + len(c.f64)
+	}
+	return n, tr.checkNumerics(r, nil)
+}
+
+var (
+	NonFinite32 = nonFinite32
+	NonFinite64 = nonFinite64
+)

@@ -3,6 +3,8 @@ package strategy_test
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/gotrain/gotrain/data"
@@ -77,4 +79,68 @@ func ExampleMirrored_Broadcast() {
 	// Output:
 	// replica 0: 6.0
 	// replica 1: 6.0
+}
+
+// TestIssue14NonFiniteScan: the scan behind WithCheckNumerics finds the
+// first NaN or Inf wherever it is (either half of a word, an unaligned
+// start, the tail) and nothing in finite extremes.
+func TestIssue14NonFiniteScan(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name string
+		vals []float64
+		at   int // where the bad value goes, or -1
+		bad  float64
+	}{
+		{"empty", nil, -1, 0},
+		{"finite-extremes", []float64{math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, 0, math.Copysign(0, -1), 1}, -1, 0},
+		{"nan-first", make([]float64, 17), 0, nan},
+		{"nan-odd-lane", make([]float64, 17), 5, nan},
+		{"inf-in-unrolled-part", make([]float64, 40), 22, inf},
+		{"minus-inf-in-tail", make([]float64, 19), 18, -inf},
+		{"one-value", make([]float64, 1), 0, inf},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals := slices.Clone(tt.vals)
+			if tt.at >= 0 {
+				vals[tt.at] = tt.bad
+			}
+			f64 := slices.Clone(vals)
+			if got := strategy.NonFinite64(f64); got != tt.at {
+				t.Errorf("float64 %v: got %d, want %d", f64, got, tt.at)
+			}
+			// From an aligned and from an unaligned start (one float32 in).
+			buf := make([]float32, len(vals)+1)
+			for off := range 2 {
+				x := buf[off : off+len(vals)]
+				for i, v := range vals {
+					x[i] = float32(v)
+				}
+				if got := strategy.NonFinite32(x); got != tt.at {
+					t.Errorf("float32 from element %d %v: got %d, want %d", off, x, got, tt.at)
+				}
+			}
+		})
+	}
+}
+
+// TestIssue14NonFiniteOutput: a step output (a loss) that is NaN or Inf
+// fails the step in phase "check", naming the output and the replica.
+func TestIssue14NonFiniteOutput(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer closeStrategy(t, s)
+	logOf := func(x *nn.Tensor) map[string]*nn.Tensor {
+		return map[string]*nn.Tensor{"loss": graph.Log(graph.Sum(x))}
+	}
+	pos, neg := data.NewTensor([]int{2}, []float64{1, 2}), data.NewTensor([]int{2}, []float64{-1, -2})
+	_, err := s.TryRun(logOf, strategy.NewPerReplica(pos, neg))
+	want := `strategy: replica 1: step output "loss" holds NaN at element 0`
+	var re *strategy.ReplicaError
+	if err == nil || err.Error() != want || !errors.As(err, &re) || re.Phase != "check" || !errors.Is(err, strategy.ErrNonFinite) {
+		t.Fatalf("TryRun error %v (%#v), want %s in phase check, wrapping ErrNonFinite", err, re, want)
+	}
+	if _, err := s.TryRun(logOf, strategy.NewPerReplica(pos, pos)); err != nil {
+		t.Errorf("finite step: %v", err)
+	}
 }

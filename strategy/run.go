@@ -467,6 +467,7 @@ type trace struct {
 	coll     *collective // the replicas' all-reductions inside the step
 	split    splitPlan   // how the replicas share the split updates
 	barrier  *stepBarrier
+	checks   [][]numCheck // [replica]; nil unless the strategy checks numerics
 
 	// The variables the step reads and whether each was trainable when it
 	// was traced: the gradients and updates registered depend on it, so a
@@ -519,6 +520,9 @@ func (s *Mirrored) trace(fn reflect.Value, in *stepInputs) (*trace, error) {
 	}
 	if err := tr.checkAligned(); err != nil {
 		return nil, err
+	}
+	if s.checkNumerics {
+		tr.checks = planChecks(tr)
 	}
 	return tr, nil
 }
@@ -752,6 +756,9 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	if in.batch != nil {
 		tr.count[0] = float64(in.batch.count)
 	}
+	if err := tr.checkUpdates(); err != nil {
+		return PerReplica{}, err
+	}
 	if err := tr.beginSplit(); err != nil {
 		return PerReplica{}, err
 	}
@@ -762,6 +769,9 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	// threads (splitMin).
 	errs := s.onReplicas(len(tr.split.split) > 0, func(r int) error {
 		err := tr.runReplica(r, in, vals)
+		if err == nil && tr.checks != nil {
+			err = tr.checkNumerics(r, vals)
+		}
 		if len(tr.split.split) == 0 {
 			return err
 		}
@@ -781,6 +791,10 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 		}
 	}
 	if err := replicaFailure("run", rootCauses(errs)); err != nil {
+		var re *ReplicaError
+		if errors.As(err, &re) && errors.Is(re.Err, ErrNonFinite) {
+			re.Phase = "check"
+		}
 		return PerReplica{}, err
 	}
 	if err := tr.applyUpdates(); err != nil {

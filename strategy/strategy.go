@@ -21,6 +21,8 @@ type config struct {
 	dtype    graph.DType
 	seed     uint64
 	setBLAS  bool
+
+	checkNumerics bool
 }
 
 // WithReplicas asks for n replicas on logical CPU devices, assigned to cores
@@ -88,11 +90,12 @@ func checkDevice(d string) error {
 // (shared) variables identical. Create it with NewMirrored; call Close when
 // done. It is safe for concurrent use; Run calls are serialized.
 type Mirrored struct {
-	devices []string    // immutable
-	dtype   graph.DType // immutable
-	seed    uint64      // immutable
-	workers []*worker   // immutable; one per replica
-	wg      sync.WaitGroup
+	devices       []string    // immutable
+	dtype         graph.DType // immutable
+	seed          uint64      // immutable
+	checkNumerics bool        // immutable; WithCheckNumerics
+	workers       []*worker   // immutable; one per replica
+	wg            sync.WaitGroup
 
 	runMu sync.Mutex // serializes Run and Close; guards traces
 
@@ -111,7 +114,7 @@ type Mirrored struct {
 // NewMirrored returns a strategy with one replica per CPU core, or as the
 // options say, and starts its replica goroutines.
 func NewMirrored(opts ...Option) *Mirrored {
-	c := config{replicas: runtime.NumCPU(), dtype: graph.Float32, setBLAS: true}
+	c := config{replicas: runtime.NumCPU(), dtype: graph.Float32, setBLAS: true, checkNumerics: true}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -120,7 +123,7 @@ func NewMirrored(opts ...Option) *Mirrored {
 			c.devices = append(c.devices, fmt.Sprintf("cpu:%d", r%runtime.NumCPU()))
 		}
 	}
-	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed}
+	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics}
 	s.mu.vars = make(map[*graph.Variable]bool)
 	s.mu.names = make(map[string]int)
 	s.workers = make([]*worker, len(c.devices))
