@@ -144,3 +144,42 @@ func TestIssue14NonFiniteOutput(t *testing.T) {
 		t.Errorf("finite step: %v", err)
 	}
 }
+
+// TestIssue14Reduce: Reduce reduces over the replicas only, whatever the
+// shape (TF's axis=None); the reduction over examples is ReduceAxis.
+func TestIssue14Reduce(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer closeStrategy(t, s)
+	// 3 examples of width 2 on 2 replicas of 2 rows: replica 1's second row
+	// is padding.
+	x := data.NewTensor([]int{3, 2}, []float64{1, 2, 3, 4, 5, 6})
+	it := s.DistributeDataset(data.FromTensorSlices(x).Batch(3)).Iter()
+	defer it.Close()
+	it.Next()
+	type out struct{ Rows, ColSums *graph.Node }
+	res := s.Run(func(x *nn.Tensor) out { return out{Rows: graph.Scale(x, 1), ColSums: graph.SumAxis(x, 0)} }, it.Batch())
+	tests := []struct {
+		name  string
+		got   data.Tensor
+		shape []int
+		want  []float64
+	}{
+		{"vector-as-long-as-the-batch", s.Reduce(strategy.Sum, res.Field("ColSums")), []int{2}, []float64{9, 12}},
+		{"vector-mean-over-replicas", s.Reduce(strategy.Mean, res.Field("ColSums")), []int{2}, []float64{4.5, 6}},
+		{"rows-elementwise", s.Reduce(strategy.Sum, res.Field("Rows")), []int{2, 2}, []float64{6, 8, 3, 4}},
+		{"axis-0-drops-padding", s.ReduceAxis(strategy.Sum, res.Field("Rows"), 0), []int{2}, []float64{9, 12}},
+		{"axis-0-mean-over-examples", s.ReduceAxis(strategy.Mean, res.Field("Rows"), 0), []int{2}, []float64{3, 4}},
+		{"axis-1", s.ReduceAxis(strategy.Sum, res.Field("Rows"), 1), []int{2}, []float64{3 + 11, 7}},
+		{"axis-minus-1-mean", s.ReduceAxis(strategy.Mean, res.Field("Rows"), -1), []int{2}, []float64{3.5, 1.75}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !slices.Equal(tt.got.Shape, tt.shape) || !slices.Equal(tt.got.Data, tt.want) {
+				t.Errorf("got shape %v values %v, want %v %v", tt.got.Shape, tt.got.Data, tt.shape, tt.want)
+			}
+		})
+	}
+	if v := panics(func() { s.ReduceAxis(strategy.Sum, res.Field("ColSums"), 1) }); v == nil || !errors.Is(v.(error), strategy.ErrUsage) {
+		t.Errorf("ReduceAxis on a missing axis: panic %v, want an error wrapping ErrUsage", v)
+	}
+}

@@ -129,8 +129,9 @@ func (p PerReplica) String() string {
 	return fmt.Sprintf("PerReplica%v", p.values)
 }
 
-// perExample reports whether t (replica r's value) has a row per example of
-// the step's batch.
+// perExample reports whether p's values have a row per example of the
+// step's batch (their first dimension is the per-replica batch), so that
+// padding rows can be told from real ones along axis 0.
 func (p PerReplica) perExample() bool {
 	if p.batch == nil || len(p.values) == 0 {
 		return false
@@ -139,51 +140,36 @@ func (p PerReplica) perExample() bool {
 	return len(sh) > 0 && sh[0] == p.batch.rows
 }
 
-// Reduce combines the replica values of a single-valued PerReplica (TF's
-// strategy.reduce):
-//
-//   - A per-example value (its first dimension is the per-replica batch of the
-//     step's input) is reduced over the replicas and over its real rows:
-//     padding rows are dropped, Sum adds the rest and Mean divides by the true
-//     number of examples in the global batch. The result has the shape
-//     without the batch axis (TF's reduce with axis=0).
-//   - Any other value, such as a scalar loss, is reduced elementwise over the
-//     replicas: Sum adds, Mean divides by the number of replicas.
+// checkReduce returns the replica values of p after the checks Reduce and
+// ReduceAxis share.
+func checkReduce(method string, op ReduceOp, p PerReplica) []data.Tensor {
+	vals := p.Values()
+	if len(vals) == 0 {
+		panic(usageError("%s: want a PerReplica with values, got none", method))
+	}
+	if op != Sum && op != Mean {
+		panic(usageError("%s: unknown reduce op %v", method, op))
+	}
+	for r, v := range vals[1:] {
+		if !slices.Equal(v.Shape, vals[0].Shape) {
+			panic(usageError("%s: replica %d's value has shape %v, replica 0's %v", method, r+1, v.Shape, vals[0].Shape))
+		}
+	}
+	return vals
+}
+
+// Reduce combines the replica values of a single-valued PerReplica element
+// by element, over the replicas only (TF's strategy.reduce with axis=None):
+// Sum adds them, Mean divides the sum by the number of replicas. The result
+// has the values' shape, whatever it is: a [32] output stays [32] even when
+// each replica's batch has 32 rows. To reduce over the examples of the batch
+// as well, use ReduceAxis(op, p, 0).
 //
 // A loss from nn.ComputeAverageLoss is already divided by the global batch,
 // so Sum gives the mean loss of the step. Reduce panics if p has parts, has no
 // values, or the replica values differ in shape.
 func (s *Mirrored) Reduce(op ReduceOp, p PerReplica) data.Tensor {
-	vals := p.Values()
-	if len(vals) == 0 {
-		panic(usageError("Reduce: want a PerReplica with values, got none"))
-	}
-	if op != Sum && op != Mean {
-		panic(usageError("Reduce: unknown reduce op %v", op))
-	}
-	for r, v := range vals[1:] {
-		if !slices.Equal(v.Shape, vals[0].Shape) {
-			panic(usageError("Reduce: replica %d's value has shape %v, replica 0's %v", r+1, v.Shape, vals[0].Shape))
-		}
-	}
-	if p.perExample() {
-		inner := vals[0].Shape[1:]
-		out := data.Zeros(inner...)
-		w := len(out.Data)
-		for r, v := range vals {
-			for i := range p.batch.real[r] {
-				for j, x := range v.Data[i*w : (i+1)*w] {
-					out.Data[j] += x
-				}
-			}
-		}
-		if op == Mean && p.batch.count > 0 {
-			for j := range out.Data {
-				out.Data[j] /= float64(p.batch.count)
-			}
-		}
-		return out
-	}
+	vals := checkReduce("Reduce", op, p)
 	out := data.Zeros(vals[0].Shape...)
 	for _, v := range vals {
 		for j, x := range v.Data {
@@ -198,8 +184,61 @@ func (s *Mirrored) Reduce(op ReduceOp, p PerReplica) data.Tensor {
 	return out
 }
 
+// ReduceAxis reduces the replica values over the replicas and along axis
+// (TF's strategy.reduce with an axis): the result has the values' shape
+// without that axis. Along axis 0 of a per-example value (its first
+// dimension is the per-replica batch of the step's input) padding rows are
+// dropped, and Mean divides by the true number of examples in the global
+// batch, so a padded last batch reduces exactly. Along any other axis, or a
+// value with no batch, Mean divides by the number of values summed. It
+// panics as Reduce does, and if axis is not an axis of the values.
+func (s *Mirrored) ReduceAxis(op ReduceOp, p PerReplica, axis int) data.Tensor {
+	vals := checkReduce("ReduceAxis", op, p)
+	shape := vals[0].Shape
+	if axis < 0 {
+		axis += len(shape)
+	}
+	if axis < 0 || axis >= len(shape) {
+		panic(usageError("ReduceAxis: want an axis in [0, %d) for shape %v, got %d", len(shape), shape, axis))
+	}
+	outShape := slices.Concat(shape[:axis], shape[axis+1:])
+	out := data.Zeros(outShape...)
+	outer, d, inner := 1, shape[axis], 1
+	for _, n := range shape[:axis] {
+		outer *= n
+	}
+	for _, n := range shape[axis+1:] {
+		inner *= n
+	}
+	count := d * len(vals)
+	padded := axis == 0 && p.perExample()
+	if padded {
+		count = p.batch.count
+	}
+	for r, v := range vals {
+		rows := d
+		if padded {
+			rows = p.batch.real[r]
+		}
+		for o := range outer {
+			dst := out.Data[o*inner : (o+1)*inner]
+			for i := range rows {
+				for j, x := range v.Data[(o*d+i)*inner : (o*d+i+1)*inner] {
+					dst[j] += x
+				}
+			}
+		}
+	}
+	if op == Mean && count > 0 {
+		for j := range out.Data {
+			out.Data[j] /= float64(count)
+		}
+	}
+	return out
+}
+
 // Gather concatenates the replica values along axis (TF's strategy.gather).
-// When the values are per-example (see Reduce) and axis is 0, padding rows
+// When the values are per-example (see ReduceAxis) and axis is 0, padding rows
 // are dropped, so gathering per-example predictions of a padded last batch
 // gives exactly one row per real example. It panics if the values do not
 // agree on every other axis.

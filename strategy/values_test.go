@@ -38,8 +38,8 @@ func TestReduceAndGatherDropPadding(t *testing.T) {
 			for it := s.DistributeDataset(rowsDataset()).Iter(); it.Next(); {
 				res := s.Run(step, it.Batch())
 				gathered = append(gathered, s.Gather(res.Field("X"), 0).Data...)
-				sums = append(sums, s.Reduce(strategy.Sum, res.Field("X")).Data)
-				means = append(means, s.Reduce(strategy.Mean, res.Field("X")).Data)
+				sums = append(sums, s.ReduceAxis(strategy.Sum, res.Field("X"), 0).Data)
+				means = append(means, s.ReduceAxis(strategy.Mean, res.Field("X"), 0).Data)
 				totals = append(totals, s.Reduce(strategy.Sum, res.Field("Total")).Scalar())
 				if got := len(s.LocalResults(res.Field("X"))); got != n {
 					t.Errorf("LocalResults: %d values, want %d", got, n)
@@ -53,8 +53,8 @@ func TestReduceAndGatherDropPadding(t *testing.T) {
 				name      string
 				got, want any
 			}{
-				{"Reduce(Sum) of rows", sums, [][]float64{{6, 60}, {15, 150}}},
-				{"Reduce(Mean) of rows", means, [][]float64{{1.5, 15}, {5, 50}}},
+				{"ReduceAxis(Sum, 0) of rows", sums, [][]float64{{6, 60}, {15, 150}}},
+				{"ReduceAxis(Mean, 0) of rows", means, [][]float64{{1.5, 15}, {5, 50}}},
 				{"Reduce(Sum) of masked scalars", totals, []float64{6, 15}},
 			}
 			for _, c := range checks {
@@ -220,7 +220,7 @@ func TestDevices(t *testing.T) {
 	}
 }
 
-func ExampleMirrored_Reduce() {
+func ExampleMirrored_ReduceAxis() {
 	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
 	defer s.Close()
 	// 3 examples on 2 replicas: replica 1's second row is padding.
@@ -229,12 +229,28 @@ func ExampleMirrored_Reduce() {
 	for it := dist.Iter(); it.Next(); {
 		perExample := s.Run(func(x *nn.Tensor) *nn.Tensor { return graph.Square(x) }, it.Batch())
 		fmt.Printf("sum %.1f, mean %.2f, gathered %v\n",
-			s.Reduce(strategy.Sum, perExample).Scalar(),
-			s.Reduce(strategy.Mean, perExample).Scalar(),
+			s.ReduceAxis(strategy.Sum, perExample, 0).Scalar(),
+			s.ReduceAxis(strategy.Mean, perExample, 0).Scalar(),
 			s.Gather(perExample, 0).Data)
 	}
 	// Output:
 	// sum 41.0, mean 13.67, gathered [1 4 36]
+}
+
+func ExampleMirrored_Reduce() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer s.Close()
+	// Each replica returns a loss and its column sums, a [2] vector that is
+	// not per-example, though each replica's batch has 2 rows.
+	x := data.NewTensor([]int{4, 2}, []float64{1, 2, 3, 4, 5, 6, 7, 8})
+	step := func(x *nn.Tensor) (*nn.Tensor, *nn.Tensor) { return graph.Mean(x), graph.SumAxis(x, 0) }
+	it := s.DistributeDataset(data.FromTensorSlices(x).Batch(4)).Iter()
+	defer it.Close()
+	it.Next()
+	out := s.Run(step, it.Batch())
+	fmt.Printf("mean loss %.2f, sum of vectors %v\n", s.Reduce(strategy.Mean, out.Index(0)).Scalar(), s.Reduce(strategy.Sum, out.Index(1)).Data)
+	// Output:
+	// mean loss 4.50, sum of vectors [16 20]
 }
 
 func ExampleMirrored_DistributeDataset() {
