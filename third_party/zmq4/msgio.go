@@ -103,11 +103,13 @@ func (q *qreader) listen(ctx context.Context, r *Conn) {
 
 	for {
 		msg := r.read()
+		// Waiting for room also ends when the socket closes: a reader
+		// whose owner stopped calling Recv would otherwise stay blocked on
+		// the full queue for ever (patched for gotrain, see PATCHES.md).
 		select {
 		case <-ctx.Done():
 			return
-		default:
-			q.c <- msg
+		case q.c <- msg:
 			if msg.err != nil {
 				return
 			}

@@ -143,8 +143,11 @@ func (sck *socket) Close() error {
 
 	var err error
 	for _, conn := range sck.conns {
+		// A connection whose peer went away was closed by its reader and
+		// waits for the reaper: closing it again is no error (patched for
+		// gotrain, see PATCHES.md).
 		e := conn.Close()
-		if e != nil && err == nil {
+		if e != nil && err == nil && !errors.Is(e, net.ErrClosed) {
 			err = e
 		}
 	}
@@ -253,14 +256,18 @@ func (sck *socket) open(conn net.Conn) {
 }
 
 // handshakeConn opens a ZMTP connection over conn, bounded by the socket's
-// handshake timeout and by the socket's life.
+// handshake timeout. An accepted connection's handshake also ends when the
+// socket closes; Dial's does not, as upstream's did not.
 func (sck *socket) handshakeConn(conn net.Conn, server bool) (*Conn, error) {
 	if sck.handshake > 0 {
 		if err := conn.SetDeadline(time.Now().Add(sck.handshake)); err != nil {
 			return nil, fmt.Errorf("zmq4: could not set handshake deadline: %w", err)
 		}
 	}
-	stop := context.AfterFunc(sck.ctx, func() { conn.Close() })
+	stop := func() bool { return true }
+	if server {
+		stop = context.AfterFunc(sck.ctx, func() { conn.Close() })
+	}
 	zconn, err := Open(conn, sck.sec, sck.typ, sck.id, server, sck.scheduleRmConn)
 	if !stop() {
 		if err == nil {
