@@ -42,8 +42,14 @@ func RandomUniform(seed uint64, lo, hi float64, shape ...int) Tensor {
 }
 
 // RandomInts returns a tensor of the given shape with integers drawn
-// uniformly from [0, n) by a PCG generator seeded with seed, stored as
-// float64 (class labels, for example).
+// uniformly from [0, n) by a PCG generator seeded with seed: n is the bound,
+// not a dimension, so RandomInts(2, 10, 256) is 256 class labels in [0, 10),
+// TensorFlow's tf.random.uniform([256], maxval=10, dtype=tf.int64, seed=2).
+// The arguments come in the order of RandomNormal and RandomUniform (seed,
+// then the distribution, then the shape, since a variadic shape must come
+// last in Go), not in tf.random.uniform's (shape first). The values are
+// float64, the one element type of a Tensor; every integer below 2⁵³ is
+// exact, and the sparse losses and metrics take class ids as such floats.
 // It panics with an error wrapping ErrArgument if n ≤ 0, and with ErrShape
 // if a dimension is negative.
 func RandomInts(seed uint64, n int, shape ...int) Tensor {

@@ -85,7 +85,7 @@ func Activate(act Activation, opts ...LayerOption) *ActivationLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("activation")
 	}
-	return &ActivationLayer{layerBase: layerBase{name: c.name}, act: act}
+	return &ActivationLayer{layerBase: newBase(c.name), act: act}
 }
 
 // Activation returns the layer's activation.

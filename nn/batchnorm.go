@@ -72,7 +72,7 @@ func BatchNormalization(opts ...LayerOption) *BatchNormalizationLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("batch_normalization")
 	}
-	return &BatchNormalizationLayer{layerBase: layerBase{name: c.name}, sync: c.sync, momentum: c.momentum, epsilon: c.epsilon}
+	return &BatchNormalizationLayer{layerBase: newBase(c.name), sync: c.sync, momentum: c.momentum, epsilon: c.epsilon}
 }
 
 // Synced reports whether the layer takes its statistics over all replicas.

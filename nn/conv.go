@@ -36,7 +36,7 @@ func Conv2D(filters, kernel int, opts ...LayerOption) *Conv2DLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("conv2d")
 	}
-	return &Conv2DLayer{layerBase: layerBase{name: c.name}, filters: filters, size: kernel,
+	return &Conv2DLayer{layerBase: newBase(c.name), filters: filters, size: kernel,
 		strideH: c.strideH, strideW: c.strideW, padding: c.padding, act: c.act, useB: !c.noBias}
 }
 

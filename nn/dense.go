@@ -32,7 +32,7 @@ func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
 	if len(act) > 1 {
 		panic(usageError("Dense: want at most one activation, got %d", len(act)))
 	}
-	d := &DenseLayer{units: units, useB: true}
+	d := &DenseLayer{layerBase: newBase(""), units: units, useB: true}
 	if len(act) == 1 {
 		d.act = act[0]
 		d.act.fused() // panics on an unknown activation

@@ -44,7 +44,7 @@ func Dropout(rate float64, opts ...LayerOption) *DropoutLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("dropout")
 	}
-	return &DropoutLayer{layerBase: layerBase{name: c.name}, rate: rate, seed: c.seed, seeded: c.has("WithSeed")}
+	return &DropoutLayer{layerBase: newBase(c.name), rate: rate, seed: c.seed, seeded: c.has("WithSeed")}
 }
 
 // Rate returns the fraction of inputs dropped while training.

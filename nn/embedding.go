@@ -25,7 +25,7 @@ func Embedding(vocab, dim int, opts ...LayerOption) *EmbeddingLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("embedding")
 	}
-	return &EmbeddingLayer{layerBase: layerBase{name: c.name}, vocab: vocab, dim: dim}
+	return &EmbeddingLayer{layerBase: newBase(c.name), vocab: vocab, dim: dim}
 }
 
 // Built reports whether the layer has its table.

@@ -17,7 +17,7 @@ func Flatten(opts ...LayerOption) *FlattenLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("flatten")
 	}
-	return &FlattenLayer{layerBase{name: c.name}}
+	return &FlattenLayer{newBase(c.name)}
 }
 
 // Call returns x as [batch, rest]; the result shares x's buffer. It panics

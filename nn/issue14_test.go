@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -164,6 +165,74 @@ func TestIssue14RatesRejectedWhereSet(t *testing.T) {
 			err, ok := v.(error)
 			if !ok || !errors.Is(err, nn.ErrUsage) || err.Error() != tt.want {
 				t.Errorf("panic %v\nwant      %s (wrapping nn.ErrUsage)", v, tt.want)
+			}
+		})
+	}
+}
+
+// TestIssue14BuiltAfterScope: a model created inside a Scope and built after
+// it is refused when it is built, saying so, instead of at Run with "created
+// outside strategy.Scope".
+func TestIssue14BuiltAfterScope(t *testing.T) {
+	s := newStrategy(t)
+	var inside *nn.Sequential
+	s.Scope(func() { inside = nn.NewSequential(nn.Dense(4), nn.Dense(2)) })
+	v := panics(func() { inside.Build([]int{8, 3}) })
+	want := "nn: dense: built after the strategy.Scope it was created in had ended, so its variables would belong to no strategy; " +
+		"build it inside the scope (s.Scope(func() { model.Build(shape) })) or let its first call inside s.Run build it"
+	if err, ok := v.(error); !ok || err.Error() != want || !errors.Is(err, nn.ErrUsage) {
+		t.Errorf("Build after Scope: panic\n got %v\nwant %s", v, want)
+	}
+	s.Scope(func() { inside.Build([]int{8, 3}) })
+	if !inside.Built() {
+		t.Error("Build inside the scope did not build")
+	}
+	outside := nn.NewSequential(nn.Dense(2))
+	if v := panics(func() { outside.Build([]int{8, 3}) }); v != nil {
+		t.Errorf("a model created and built outside any scope: panic %v", v)
+	}
+}
+
+// TestIssue14Strings: metrics, optimizers, layers and models print as what
+// they are in a cell.
+func TestIssue14Strings(t *testing.T) {
+	s := newStrategy(t)
+	acc := &nn.SparseCategoricalAccuracy{}
+	acc.Update(data.NewTensor([]int{4}, []float64{0, 1, 1, 0}), data.NewTensor([]int{4, 2}, []float64{1, 0, 0, 1, 1, 0, 0, 1}))
+	mean := nn.NewMean("loss")
+	mean.Update(data.NewTensor([]int{2}, []float64{0.5, 1.5}))
+	prec := nn.NewPrecision(0.5)
+	prec.Update(data.NewTensor([]int{2}, []float64{1, 0}), data.NewTensor([]int{2}, []float64{0.9, 0.8}))
+	var model *nn.Sequential
+	var sgd *nn.SGD
+	var adam *nn.Adam
+	s.Scope(func() {
+		model = nn.NewSequential(nn.Dense(16, nn.ReLU), nn.Dense(2))
+		sgd = nn.NewSGD(0.1, nn.WithMomentum(0.9))
+		adam = nn.NewAdam(0.001, nn.WithClipGlobalNorm(1))
+	})
+	unbuilt := fmt.Sprint(model)
+	s.Scope(func() { model.Build([]int{1, 10}) })
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"accuracy", fmt.Sprint(acc), "accuracy: 0.5000 (2 of 4 examples)"},
+		{"mean", fmt.Sprint(mean), "loss: 1.0000 (2 values)"},
+		{"precision", fmt.Sprint(prec), "precision: 0.5000 (threshold 0.5, 2 examples)"},
+		{"auc", fmt.Sprint(nn.NewAUC(200)), "auc: 0.0000 (200 thresholds, 0 examples)"},
+		{"sgd", fmt.Sprint(sgd), "SGD(sgd: lr 0.1, momentum 0.9; 0 updates)"},
+		{"adam", fmt.Sprint(adam), "Adam(adam: lr 0.001, β₁ 0.9, β₂ 0.999, ε 1e-07, clip norm 1; 0 updates)"},
+		{"accumulate", fmt.Sprint(nn.Accumulate(sgd, 4)), "Accumulate(4 steps, SGD(sgd: lr 0.1, momentum 0.9; 0 updates))"},
+		{"dense", fmt.Sprint(model.Layers()[0]), "Dense(dense: 16 units, relu, built for width 10)"},
+		{"model-unbuilt", unbuilt, "Sequential(sequential: dense, dense_1; not built)"},
+		{"model", fmt.Sprint(model), "Sequential(sequential: dense, dense_1; 210 params)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got  %s\nwant %s", tt.got, tt.want)
 			}
 		})
 	}

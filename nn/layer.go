@@ -143,7 +143,21 @@ func WithPadding(p Padding) LayerOption {
 // layerBase is what every layer keeps: its name and whether it trains.
 type layerBase struct {
 	name   string
-	frozen bool // SetTrainable(false) was called last
+	frozen bool               // SetTrainable(false) was called last
+	owner  *strategy.Mirrored // current when the layer was created; nil outside any scope
+}
+
+// newBase starts a layer named name under the current strategy.
+func newBase(name string) layerBase { return layerBase{name: name, owner: strategy.Current()} }
+
+// checkScope panics when the layer is being built outside any scope although
+// it was created inside one: its variables would belong to no strategy, and
+// Run would refuse them much later, blaming the creation (issue 14).
+func (l *layerBase) checkScope() {
+	if l.owner != nil && strategy.Current() == nil {
+		panic(usageError("%s: built after the strategy.Scope it was created in had ended, so its variables would belong to no strategy; "+
+			"build it inside the scope (s.Scope(func() { model.Build(shape) })) or let its first call inside s.Run build it", l.name))
+	}
 }
 
 // Name returns the layer's name.
@@ -166,6 +180,7 @@ func (l *layerBase) setTrainable(t bool, weights ...*Variable) {
 // newWeight creates a layer weight under the current strategy, trainable
 // unless the layer is frozen.
 func (l *layerBase) newWeight(name string, shape []int, init []float64) *Variable {
+	l.checkScope()
 	v := strategy.CreateVariable(l.name+"/"+name, shape, init)
 	if l.frozen {
 		v.SetTrainable(false)
@@ -175,6 +190,7 @@ func (l *layerBase) newWeight(name string, shape []int, init []float64) *Variabl
 
 // newState creates a non-trainable variable: statistics, random state.
 func (l *layerBase) newState(name string, shape []int, init []float64) *Variable {
+	l.checkScope()
 	v := strategy.CreateVariable(l.name+"/"+name, shape, init)
 	v.SetTrainable(false)
 	return v

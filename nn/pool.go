@@ -27,7 +27,7 @@ func MaxPool2D(pool int, opts ...LayerOption) *MaxPool2DLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("max_pooling2d")
 	}
-	return &MaxPool2DLayer{layerBase: layerBase{name: c.name}, size: pool, strideH: c.strideH, strideW: c.strideW, padding: c.padding}
+	return &MaxPool2DLayer{layerBase: newBase(c.name), size: pool, strideH: c.strideH, strideW: c.strideW, padding: c.padding}
 }
 
 // Call returns the pooled x. It panics with an error wrapping ErrShape,

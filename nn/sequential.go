@@ -22,7 +22,7 @@ func NewSequential(layers ...Layer) *Sequential {
 			panic(usageError("NewSequential: layer %d is nil", i))
 		}
 	}
-	return &Sequential{layerBase: layerBase{name: strategy.UniqueName("sequential")}, layers: append([]Layer(nil), layers...)}
+	return &Sequential{layerBase: newBase(strategy.UniqueName("sequential")), layers: append([]Layer(nil), layers...)}
 }
 
 // Add appends a layer.

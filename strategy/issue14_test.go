@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gotrain/gotrain/data"
@@ -182,4 +183,49 @@ func TestIssue14Reduce(t *testing.T) {
 	if v := panics(func() { s.ReduceAxis(strategy.Sum, res.Field("ColSums"), 1) }); v == nil || !errors.Is(v.(error), strategy.ErrUsage) {
 		t.Errorf("ReduceAxis on a missing axis: panic %v, want an error wrapping ErrUsage", v)
 	}
+}
+
+// TestIssue14Messages: errors name what happened: the example of the global
+// batch whose label is out of range, and an earlier Scope that panicked
+// before it assigned what the step uses.
+func TestIssue14Messages(t *testing.T) {
+	t.Run("label-names-global-example", func(t *testing.T) {
+		f := newFixture(t, 2, 64, 3)
+		f.y.Data[40] = 5 // row 8 of replica 1's 32 rows
+		_, err := f.s.TryRun(f.step, f.batch(t))
+		want := "example 40 of the global batch (row 8 of the replica's shard): want a label in [0,2), got 5"
+		var le *graph.LabelError
+		if err == nil || !strings.HasPrefix(err.Error(), "strategy: replica 1: sparse_categorical_crossentropy: node ") ||
+			!strings.HasSuffix(err.Error(), want) || !errors.As(err, &le) {
+			t.Errorf("TryRun error\n got %v\nwant strategy: replica 1: sparse_categorical_crossentropy: node ...: %s, wrapping a graph.LabelError", err, want)
+		}
+	})
+	t.Run("nil-after-scope-panic", func(t *testing.T) {
+		s := strategy.NewMirrored(strategy.WithReplicas(2))
+		defer closeStrategy(t, s)
+		var model *nn.Sequential
+		var opt nn.Optimizer
+		panics(func() {
+			s.Scope(func() {
+				model = nn.NewSequential(nn.Dense(2))
+				panic("typo in the cell")
+				// opt = nn.NewSGD(0.1) never runs
+			})
+		})
+		step := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+			loss := graph.Sum(model.Call(ctx, x, true))
+			opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+			return loss
+		}
+		x := s.Broadcast(data.Zeros(4, 3))
+		hint := "an earlier s.Scope(func() { ... }) panicked before it finished, so a model, layer or optimizer it was to assign may still be nil: run that cell again"
+		_, err := s.TryRun(step, x)
+		if err == nil || !strings.HasSuffix(err.Error(), hint) {
+			t.Errorf("TryRun error\n got %v\nwant ...nil pointer dereference; %s", err, hint)
+		}
+		s.Scope(func() { opt = nn.NewSGD(0.1) })
+		if _, err := s.TryRun(step, x); err != nil {
+			t.Errorf("after the scope ran again: %v", err)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -535,7 +536,7 @@ func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs, coll *c
 	defer leave()
 	defer func() {
 		if v := recover(); v != nil {
-			err = panicError(v)
+			err = s.nilHint(panicError(v))
 		}
 	}()
 	for k, a := range in.args[r] {
@@ -790,6 +791,11 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 			return PerReplica{}, &ReplicaError{Replica: r, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", ae.err)}
 		}
 	}
+	if in.batch != nil {
+		for r, err := range errs {
+			errs[r] = labelExample(err, r, in.batch)
+		}
+	}
 	if err := replicaFailure("run", rootCauses(errs)); err != nil {
 		var re *ReplicaError
 		if errors.As(err, &re) && errors.Is(re.Err, ErrNonFinite) {
@@ -802,6 +808,37 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	}
 	return tr.outputs(in, vals), nil
 }
+
+// labelExample rewrites a label error of replica r's program, which counts
+// rows in the replica's shard, to name the example of the global batch, the
+// row a user can find in the dataset (issue 14). Other errors pass as is.
+func labelExample(err error, r int, b *batchInfo) error {
+	var le *graph.LabelError
+	if err == nil || !errors.As(err, &le) || le.Row >= b.real[r] {
+		return err
+	}
+	global := le.Row
+	for q := range r {
+		global += b.real[q]
+	}
+	where := ""
+	var ge *graph.Error
+	if errors.As(err, &ge) {
+		where = strings.TrimSuffix(strings.TrimPrefix(ge.Error(), "graph: "), ge.Msg)
+	}
+	return &exampleError{err: err, msg: fmt.Sprintf("%sexample %d of the global batch (row %d of the replica's shard): want a label in [0,%d), got %v",
+		where, global, le.Row, le.Class, le.Label)}
+}
+
+// exampleError is a step error that names an example of the global batch;
+// it unwraps to the program's error.
+type exampleError struct {
+	err error
+	msg string
+}
+
+func (e *exampleError) Error() string { return e.msg }
+func (e *exampleError) Unwrap() error { return e.err }
 
 // runReplica feeds replica r's shard, runs its program and copies its
 // outputs into vals. A failure aborts the step's collectives, where the

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/gotrain/gotrain/graph"
@@ -23,11 +24,36 @@ func init() { scopes.unscoped = make(map[string]int) }
 // (by layers and optimizers, through CreateVariable) are mirrored variables of
 // s. Scopes nest; entering the scope of a different strategy while one is
 // current panics, as TensorFlow does.
+//
+// If fn panics, the strategy remembers it until a later Scope finishes: a
+// step that then fails on a nil value (a model or optimizer fn was to
+// assign) says so, instead of only "nil pointer dereference".
 func (s *Mirrored) Scope(fn func()) {
 	s.checkOpen()
 	pushScope(s)
 	defer popScope()
+	done := false
+	defer func() { s.setScopeFailed(!done) }()
 	fn()
+	done = true
+}
+
+func (s *Mirrored) setScopeFailed(failed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.scopeFailed = failed
+}
+
+// nilHint adds to a step function's panic the likely cause when the panic
+// is about a nil value and the last Scope panicked (issue 14).
+func (s *Mirrored) nilHint(err error) error {
+	s.mu.Lock()
+	failed := s.mu.scopeFailed
+	s.mu.Unlock()
+	if !failed || !strings.Contains(err.Error(), "nil") {
+		return err
+	}
+	return fmt.Errorf("%w; an earlier s.Scope(func() { ... }) panicked before it finished, so a model, layer or optimizer it was to assign may still be nil: run that cell again", err)
 }
 
 func pushScope(s *Mirrored) {

@@ -108,6 +108,8 @@ type Mirrored struct {
 		vars   map[*graph.Variable]bool // created under this strategy
 		order  []*graph.Variable        // vars in creation order
 		names  map[string]int           // UniqueName counters
+
+		scopeFailed bool // the last Scope's function panicked
 	}
 }
 
