@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -99,10 +100,14 @@ type channel struct {
 	mu   sync.Mutex
 }
 
-func (c *channel) send(frames [][]byte) error {
+// send sends one message. mustDeliver matters on iopub only: see
+// iopub.go.
+func (c *channel) send(frames [][]byte, mustDeliver bool) error {
+	msg := zmq4.NewMsgFrom(frames...)
+	msg.MustDeliver = mustDeliver
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.sock.SendMulti(zmq4.NewMsgFrom(frames...)); err != nil {
+	if err := c.sock.SendMulti(msg); err != nil {
 		return fmt.Errorf("kernel: send on %s: %w", c.name, err)
 	}
 	return nil
@@ -131,28 +136,36 @@ func (s *sockets) close() error {
 	return first
 }
 
-// bind creates and binds the five sockets. A zero port in ci means "pick a
-// free one"; the returned info has the ports actually bound. On error, the
-// sockets bound so far are closed.
-func bind(ctx context.Context, ci ConnectionInfo) (*sockets, ConnectionInfo, error) {
+// bind creates and binds the five sockets, iopub with the queue policy
+// iopubQ; zmq4's own messages (a failed handshake) go to logger. A zero port in ci means "pick a free one"; the returned info has
+// the ports actually bound. On error, the sockets bound so far are closed.
+func bind(ctx context.Context, ci ConnectionInfo, iopubQ zmq4.PubQueue, logger *slog.Logger) (*sockets, ConnectionInfo, error) {
 	if ci.Transport == "" {
 		ci.Transport = "tcp"
 	}
 	s := &sockets{}
+	zlog := slog.NewLogLogger(logger.Handler(), slog.LevelWarn)
+	zlog.SetPrefix("zmq4: ")
 	specs := []struct {
 		dst  **channel
 		name string
 		port *int
 		mk   func(context.Context, ...zmq4.Option) zmq4.Socket
+		opts []zmq4.Option
 	}{
-		{&s.shell, "shell", &ci.ShellPort, zmq4.NewRouter},
-		{&s.control, "control", &ci.ControlPort, zmq4.NewRouter},
-		{&s.stdin, "stdin", &ci.StdinPort, zmq4.NewRouter},
-		{&s.iopub, "iopub", &ci.IOPubPort, zmq4.NewPub},
-		{&s.hb, "heartbeat", &ci.HBPort, zmq4.NewRep},
+		{&s.shell, "shell", &ci.ShellPort, zmq4.NewRouter, nil},
+		{&s.control, "control", &ci.ControlPort, zmq4.NewRouter, nil},
+		{&s.stdin, "stdin", &ci.StdinPort, zmq4.NewRouter, nil},
+		// XPUB rather than PUB, so the kernel sees each new subscription and
+		// answers it with iopub_welcome (protocol 5.5, JEP 65).
+		{&s.iopub, "iopub", &ci.IOPubPort, zmq4.NewXPub, []zmq4.Option{zmq4.WithPubQueue(iopubQ)}},
+		{&s.hb, "heartbeat", &ci.HBPort, zmq4.NewRep, nil},
 	}
 	for _, sp := range specs {
-		sock := sp.mk(ctx)
+		// Every socket gets zmq4's handshake timeout (10 s): a TCP peer
+		// that never completes the ZMTP handshake blocks no other client.
+		opts := append([]zmq4.Option{zmq4.WithLogger(zlog)}, sp.opts...)
+		sock := sp.mk(ctx, opts...)
 		ep := ci.endpoint(*sp.port)
 		if err := sock.Listen(ep); err != nil {
 			sock.Close()

@@ -1,11 +1,11 @@
 // Package kernel serves an Executor to Jupyter front ends over the Jupyter
-// messaging protocol, version 5.3, on ZeroMQ sockets.
+// messaging protocol, version 5.5, on ZeroMQ sockets.
 //
 // The protocol is specified at
 // https://jupyter-client.readthedocs.io/en/stable/messaging.html. The
 // package knows nothing about Go interpretation or training: it reads the
 // connection file, binds the five sockets (shell, control and stdin as
-// ROUTER, iopub as PUB, heartbeat as REP), verifies and signs messages with
+// ROUTER, iopub as XPUB, heartbeat as REP), verifies and signs messages with
 // HMAC-SHA256, dispatches requests, brackets each with status busy and idle
 // on iopub, and hands code to an Executor.
 //
@@ -28,9 +28,33 @@
 // Published on iopub: status, execute_input, stream, display_data,
 // update_display_data, clear_output, execute_result, error, comm_open,
 // comm_msg, comm_close and shutdown_reply, each with its request as
-// parent_header.
+// parent_header; and iopub_welcome, with no parent, to each new subscriber
+// (JEP 65), so a client knows when its subscription has taken effect.
+//
+// kernel_info_reply carries supported_features, empty: none of the
+// optional features (debugger, subshells) is implemented.
 //
 // Unknown message types are logged and ignored.
+//
+// # A wire that one client cannot freeze
+//
+// The iopub socket keeps a bounded queue for each subscriber. A client that
+// reads slowly, or not at all, loses stream, display_data,
+// update_display_data and comm_msg messages once its queue is full (1000
+// messages, as libzmq's default high-water mark, or 32 MiB); the kernel
+// counts and logs the drops, and the other clients are not delayed. The
+// messages a client needs to follow a request to its end (status,
+// execute_input, execute_result, error, clear_output, comm_open,
+// comm_close, shutdown_reply, iopub_welcome) are never dropped: they use a
+// reserve, and a subscriber that has taken nothing for a second when even
+// the reserve is full is disconnected instead (its client connects again).
+//
+// A TCP peer that never completes the ZeroMQ handshake on any port is
+// disconnected after 10 seconds and blocks no other connection meanwhile.
+//
+// A message whose session and msg_id the kernel has already seen within
+// Config.ReplayWindow (10 minutes by default) is a replay: it is logged and
+// dropped, so a copied, validly signed execute_request does not run twice.
 //
 // # Conventions
 //
@@ -58,8 +82,3 @@
 // is waited for before Close returns. A Kernel must not be reused after it
 // is closed.
 package kernel
-
-// BUG(kernel): zmq4 v0.17.0 never stops a PUB socket's writer goroutine
-// when the socket closes, so each Kernel leaves one parked goroutine behind
-// after Close. It holds no file descriptors; a process that creates many
-// kernels accumulates them.

@@ -1,6 +1,9 @@
 package kernel
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Test-only access to internals.
 
@@ -61,3 +64,26 @@ func Encode(key []byte, ids [][]byte, msgType, parentID string, content any) ([]
 	}
 	return newSigner(key).encode(ids, &h, p, nil, content)
 }
+
+// IOPubDropped returns how many iopub messages the kernel dropped for slow
+// subscribers, and how many of them it disconnected.
+func IOPubDropped(k *Kernel) (dropped, disconnected uint64) {
+	return k.drops.dropped.Load(), k.drops.disconnected.Load()
+}
+
+// MaxReplayIDs is the most msg_ids the replay guard remembers.
+const MaxReplayIDs = maxReplayIDs
+
+// ReplayGuard is the replay guard, fed with bare message ids.
+type ReplayGuard struct{ g *replayGuard }
+
+func NewReplayGuard(window time.Duration) ReplayGuard { return ReplayGuard{newReplayGuard(window)} }
+
+// First reports whether session and id were not seen within the window
+// before now.
+func (r ReplayGuard) First(session, id string, now time.Time) bool {
+	return r.g.first(&message{Header: header{Session: session, MsgID: id}}, now)
+}
+
+// Len returns how many ids the guard remembers.
+func (r ReplayGuard) Len() int { return r.g.len() }

@@ -21,6 +21,9 @@ import (
 // asserts on elapsed time.
 const wait = 10 * time.Second
 
+// floodLines is how many 64 KiB lines the "flood" cell prints.
+const floodLines = 640
+
 // quiet is how long a test waits to be fairly sure something does not
 // happen (a reply to a forged message).
 const quiet = 300 * time.Millisecond
@@ -93,6 +96,13 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 		}
 	case "panic":
 		panic("boom")
+	case "flood":
+		// 40 MiB of output, far more than a subscriber that never reads
+		// holds in its socket buffers.
+		line := strings.Repeat("x", 64<<10-1) + "\n"
+		for range floodLines {
+			out.Stream("stdout", line)
+		}
 	}
 	return kernel.ExecuteResult{}
 }

@@ -114,6 +114,10 @@ type kernelInfoContent struct {
 	Banner                string       `json:"banner"`
 	HelpLinks             []helpLink   `json:"help_links"`
 	Debugger              bool         `json:"debugger"`
+	// SupportedFeatures lists the optional protocol features the kernel
+	// implements (protocol 5.5, JEP 92); gotrain implements none of those
+	// defined so far (the debugger, kernel subshells).
+	SupportedFeatures []string `json:"supported_features"`
 }
 
 type executeRequestContent struct {
@@ -247,6 +251,7 @@ func handleKernelInfo(k *Kernel, r *request) {
 			{Text: "Go documentation", URL: "https://go.dev/doc/"},
 			{Text: "gotrain", URL: "https://github.com/gotrain/gotrain"},
 		},
+		SupportedFeatures: []string{},
 	})
 }
 

@@ -69,7 +69,7 @@ func TestJupyterClient(t *testing.T) {
 		}
 	}
 	t.Logf("jupyter_client execute round trip: p50 %.2f ms", res["latency_p50_ms"])
-	if got := res["kernel_info"].(map[string]any)["protocol_version"]; got != "5.3" {
+	if got := res["kernel_info"].(map[string]any)["protocol_version"]; got != "5.5" {
 		t.Errorf("kernel_info protocol_version = %v", got)
 	}
 	if got := res["execute_reply"].(map[string]any)["status"]; got != "ok" {

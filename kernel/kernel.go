@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/go-zeromq/zmq4"
 )
 
 // Version is the kernel's implementation_version in kernel_info_reply when
@@ -22,13 +24,6 @@ var ErrClosed = errors.New("kernel: closed")
 // shutdownGrace bounds how long a shutdown_request waits for the running
 // cell to reach a safe point after it has been interrupted.
 const shutdownGrace = 5 * time.Second
-
-// iopubLinger is how long closing waits so that zmq4's PUB writer, which
-// sends from its own goroutine, can flush the last status messages. zmq4
-// v0.17.0 has no linger option, and its writer goroutine misses the close
-// signal when it is busy sending, so closing without this drops the final
-// idle and can leave that goroutine blocked.
-const iopubLinger = 50 * time.Millisecond
 
 // Config configures a Kernel.
 type Config struct {
@@ -48,6 +43,12 @@ type Config struct {
 	Banner string
 	// CommTargets are the comm targets a front end may open, by name.
 	CommTargets map[string]CommOpenFunc
+	// ReplayWindow is how long the kernel remembers the session and msg_id
+	// of each message it has verified: a message that comes again within
+	// it is a replay, and is logged and dropped. Zero means 10 minutes. At
+	// most 65536 ids are remembered; past that the oldest are forgotten
+	// early.
+	ReplayWindow time.Duration
 }
 
 // Kernel serves one Executor over the Jupyter protocol. Its methods are safe
@@ -65,6 +66,8 @@ type Kernel struct {
 	onCtl    map[string]bool        // msg_types served on control; immutable
 	hist     *history
 	comms    *comms
+	replay   *replayGuard
+	drops    *iopubDrops
 
 	ctx    context.Context // cancelled by Close; parent of every cell's context
 	cancel context.CancelFunc
@@ -131,7 +134,10 @@ func New(cfg Config, exec Executor) (*Kernel, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	// The sockets get their own context: Close cancels ctx to stop a cell
 	// before the sockets close, and the last status must still go out.
-	socks, conn, err := bind(context.Background(), cfg.Connection)
+	drops := &iopubDrops{log: logger}
+	iopubQ := iopubQueue
+	iopubQ.OnDrop = drops.onDrop
+	socks, conn, err := bind(context.Background(), cfg.Connection, iopubQ, logger)
 	if err != nil {
 		cancel()
 		hist.close()
@@ -147,6 +153,8 @@ func New(cfg Config, exec Executor) (*Kernel, error) {
 		session:     newUUID(),
 		socks:       socks,
 		hist:        hist,
+		replay:      newReplayGuard(cfg.ReplayWindow),
+		drops:       drops,
 		ctx:         ctx,
 		cancel:      cancel,
 		shellQ:      make(chan *message, 64),
@@ -185,11 +193,12 @@ func (k *Kernel) Run(ctx context.Context) error {
 	k.mu.started = true
 	// The loops are started under mu so that Close, which takes mu before
 	// waiting, never waits on a WaitGroup that is still being added to.
-	k.wg.Add(5)
+	k.wg.Add(6)
 	go k.readLoop(k.socks.shell, k.queueShell)
 	go k.readLoop(k.socks.control, k.serveControl)
 	go k.readLoop(k.socks.stdin, k.deliverInput)
 	go k.heartbeat()
+	go k.welcome()
 	go k.serveShell()
 	k.mu.Unlock()
 
@@ -254,8 +263,13 @@ func (k *Kernel) Close() error {
 		if running {
 			k.exec.Interrupt()
 		}
-		time.Sleep(iopubLinger)
+		// Closing iopub first lets its queues drain, for at most
+		// iopubQueue.Linger, so the last status reaches the clients.
 		k.closeErr = k.socks.close()
+		if n := k.drops.dropped.Load(); n > 0 {
+			k.log.Info("kernel: iopub messages dropped for slow subscribers while the kernel ran",
+				"dropped", n, "disconnected", k.drops.disconnected.Load())
+		}
 		if err := k.hist.close(); err != nil && k.closeErr == nil {
 			k.closeErr = err
 		}
@@ -270,25 +284,42 @@ func (k *Kernel) Close() error {
 func (k *Kernel) readLoop(c *channel, handle func(*message)) {
 	defer k.wg.Done()
 	for {
-		raw, err := c.sock.Recv()
-		if err != nil {
-			if k.ctx.Err() != nil {
-				return
-			}
-			k.log.Warn("kernel: receive failed", "channel", c.name, "err", err)
-			select {
-			case <-k.ctx.Done():
-				return
-			case <-time.After(10 * time.Millisecond): // don't spin on a broken socket
-			}
-			continue
+		raw, ok := k.recv(c)
+		if !ok {
+			return
 		}
 		m, err := k.sign.decode(raw.Frames)
 		if err != nil {
 			k.log.Warn("kernel: dropped message", "channel", c.name, "frames", len(raw.Frames), "err", err)
 			continue
 		}
+		if !k.replay.first(m, time.Now()) {
+			k.log.Warn("kernel: dropped replayed message (its msg_id was seen within the replay window)",
+				"channel", c.name, "msg_type", m.Header.MsgType, "msg_id", m.Header.MsgID, "session", m.Header.Session)
+			continue
+		}
 		handle(m)
+	}
+}
+
+// recv receives the next message on c. It returns false once the kernel
+// is closing. A failed receive is logged and tried again after a pause, so
+// a broken socket is not spun on.
+func (k *Kernel) recv(c *channel) (zmq4.Msg, bool) {
+	for {
+		msg, err := c.sock.Recv()
+		if k.ctx.Err() != nil {
+			return msg, false
+		}
+		if err == nil {
+			return msg, true
+		}
+		k.log.Warn("kernel: receive failed", "channel", c.name, "err", err)
+		select {
+		case <-k.ctx.Done():
+			return msg, false
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 
@@ -369,20 +400,11 @@ func (k *Kernel) serve(c *channel, m *message, abort bool) {
 func (k *Kernel) heartbeat() {
 	defer k.wg.Done()
 	for {
-		ping, err := k.socks.hb.sock.Recv()
-		if err != nil {
-			if k.ctx.Err() != nil {
-				return
-			}
-			k.log.Warn("kernel: heartbeat receive failed", "err", err)
-			select {
-			case <-k.ctx.Done():
-				return
-			case <-time.After(10 * time.Millisecond): // don't spin on a broken socket
-			}
-			continue
+		ping, ok := k.recv(k.socks.hb)
+		if !ok {
+			return
 		}
-		if err := k.socks.hb.send(ping.Frames); err != nil && k.ctx.Err() == nil {
+		if err := k.socks.hb.send(ping.Frames, false); err != nil && k.ctx.Err() == nil {
 			k.log.Warn("kernel: heartbeat echo failed", "err", err)
 		}
 	}
@@ -413,7 +435,8 @@ func (k *Kernel) sendTo(c *channel, ids [][]byte, parent *message, msgType strin
 		k.log.Error("kernel: could not encode message", "msg_type", msgType, "err", err)
 		return ""
 	}
-	if err := c.send(frames); err != nil && k.ctx.Err() == nil {
+	must := c == k.socks.iopub && mustDeliver[msgType]
+	if err := c.send(frames, must); err != nil && k.ctx.Err() == nil {
 		k.log.Warn("kernel: send failed", "msg_type", msgType, "err", err)
 	}
 	return h.MsgID
@@ -428,8 +451,12 @@ func (k *Kernel) reply(c *channel, m *message, msgType string, content any) {
 // The channel's mutex serializes iopub sends from the shell worker, the
 // control loop and goroutines a cell started.
 func (k *Kernel) publish(parent *message, msgType string, content any) {
-	topic := []byte("kernel." + k.session + "." + msgType)
-	k.sendTo(k.socks.iopub, [][]byte{topic}, parent, msgType, nil, content)
+	k.sendTo(k.socks.iopub, [][]byte{[]byte(k.topic(msgType))}, parent, msgType, nil, content)
+}
+
+// topic is the iopub topic of a message the kernel publishes.
+func (k *Kernel) topic(msgType string) string {
+	return "kernel." + k.session + "." + msgType
 }
 
 // inputWait is an Input call waiting for its input_reply.
@@ -459,7 +486,7 @@ func (k *Kernel) input(parent *message, prompt string, password bool) (string, e
 		k.mu.input = nil
 		k.mu.Unlock()
 	}()
-	if err := k.socks.stdin.send(frames); err != nil {
+	if err := k.socks.stdin.send(frames, false); err != nil {
 		return "", fmt.Errorf("kernel: input: %w", err)
 	}
 	select {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestDispatch(t *testing.T) {
 	}{
 		{"kernel_info on shell", kt.Shell, "kernel_info_request", nil, "kernel_info_reply", func(t *testing.T, c obj) {
 			li := c["language_info"].(obj)
-			want := obj{"status": "ok", "protocol_version": "5.3", "implementation": "gotrain", "implementation_version": kernel.Version}
+			want := obj{"status": "ok", "protocol_version": "5.5", "implementation": "gotrain", "implementation_version": kernel.Version}
 			for k, v := range want {
 				if c[k] != v {
 					t.Errorf("%s = %v, want %v", k, c[k], v)
@@ -52,8 +53,8 @@ func TestDispatch(t *testing.T) {
 			}
 		}},
 		{"kernel_info on control", kt.Control, "kernel_info_request", nil, "kernel_info_reply", func(t *testing.T, c obj) {
-			if c["protocol_version"] != "5.3" {
-				t.Errorf("protocol_version = %v", c["protocol_version"])
+			if c["protocol_version"] != "5.5" || !reflect.DeepEqual(c["supported_features"], []any{}) {
+				t.Errorf("protocol_version = %v, supported_features = %#v, want 5.5 and []", c["protocol_version"], c["supported_features"])
 			}
 		}},
 		{"execute", kt.Shell, "execute_request", obj{"code": "1+1"}, "execute_reply", func(t *testing.T, c obj) {
@@ -126,8 +127,8 @@ func TestDispatch(t *testing.T) {
 			if reply.Type() != tt.replyType {
 				t.Fatalf("reply type %s, want %s", reply.Type(), tt.replyType)
 			}
-			if reply.Header.Version != "5.3" || reply.Header.Session == "" || !strings.HasSuffix(reply.Header.Date, "Z") || len(reply.Header.Date) != len("2006-01-02T15:04:05.000000Z") {
-				t.Errorf("reply header %+v: want version 5.3, a session and a UTC date with microseconds", reply.Header)
+			if reply.Header.Version != "5.5" || reply.Header.Session == "" || !strings.HasSuffix(reply.Header.Date, "Z") || len(reply.Header.Date) != len("2006-01-02T15:04:05.000000Z") {
+				t.Errorf("reply header %+v: want version 5.5, a session and a UTC date with microseconds", reply.Header)
 			}
 			if len(io) < 2 || types(io[:1]) != "status:busy" || types(io[len(io)-1:]) != "status:idle" {
 				t.Errorf("iopub = %s, want status:busy first and status:idle last", types(io))
@@ -397,8 +398,11 @@ func TestDropped(t *testing.T) {
 		f[i] = []byte(v)
 		return f
 	}
+	// Each message gets its own msg_id, so the replay guard drops none.
+	var n int
 	hdr := func(typ string) string {
-		return `{"msg_id":"x-` + typ + `","session":"s","username":"u","date":"","msg_type":"` + typ + `","version":"5.3"}`
+		n++
+		return `{"msg_id":"x-` + typ + `-` + strconv.Itoa(n) + `","session":"s","username":"u","date":"","msg_type":"` + typ + `","version":"5.5"}`
 	}
 	resign := func(h, p, md, c string) [][]byte { return frames(t, nil, testKey, h, p, md, c) }
 	tests := []struct {

@@ -23,7 +23,7 @@ var ErrProtocol = errors.New("kernel: protocol error")
 
 // protocolVersion is the Jupyter messaging protocol version this package
 // speaks; it goes into every header and into kernel_info_reply.
-const protocolVersion = "5.3"
+const protocolVersion = "5.5"
 
 // delimiter separates the routing identities from the signed message.
 var delimiter = []byte("<IDS|MSG>")

@@ -185,7 +185,7 @@ func (c *Client) Encode(msgType string, parent *Header, content any) (frames [][
 		Username: "test",
 		Date:     time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"),
 		MsgType:  msgType,
-		Version:  "5.3",
+		Version:  "5.5",
 	}
 	hb, err := json.Marshal(h)
 	if err != nil {

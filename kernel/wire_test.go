@@ -1,0 +1,219 @@
+package kernel_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+	"github.com/gotrain/gotrain/kernel"
+	kt "github.com/gotrain/gotrain/kernel/internal/kerneltest"
+)
+
+// TestIOPubWelcome checks that each new iopub subscriber gets an
+// iopub_welcome (protocol 5.5, JEP 65) naming its subscription.
+func TestIOPubWelcome(t *testing.T) {
+	h := start(t, nil)
+	for _, c := range []*kt.Client{h.c, dial(t, h)} {
+		ms, err := c.WaitIOPub("", wait, func(ms []*kt.Msg) bool { return welcomes(ms) > 0 })
+		if err != nil {
+			t.Fatalf("%v\nkernel log:\n%s", err, h.log)
+		}
+		for _, m := range ms {
+			if m.Type() == "iopub_welcome" && m.Content["subscription"] != "" {
+				t.Errorf("iopub_welcome content %v, want subscription \"\"", m.Content)
+			}
+		}
+	}
+}
+
+func welcomes(ms []*kt.Msg) int {
+	n := 0
+	for _, m := range ms {
+		if m.Type() == "iopub_welcome" {
+			n++
+		}
+	}
+	return n
+}
+
+// dial connects a second, ready client to h's kernel.
+func dial(t *testing.T, h *harness) *kt.Client {
+	t.Helper()
+	c, err := kt.Dial(endpoints(h.k.Connection()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Ready(wait); err != nil {
+		t.Fatalf("%v\nkernel log:\n%s", err, h.log)
+	}
+	return c
+}
+
+// TestIssue15SlowSubscriber checks that an iopub subscriber that never
+// reads does not stop a cell's output to other clients: the healthy
+// client gets the cell's status, input and reply, and the kernel counts
+// and logs what it dropped for the stuck one.
+func TestIssue15SlowSubscriber(t *testing.T) {
+	h := start(t, nil)
+	stuck := zmq4.NewSub(context.Background())
+	defer stuck.Close()
+	if err := stuck.Dial("tcp://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(h.k.Connection().IOPubPort))); err != nil {
+		t.Fatal(err)
+	}
+	if err := stuck.SetOption(zmq4.OptionSubscribe, ""); err != nil {
+		t.Fatal(err)
+	}
+	// The stuck subscriber's subscription has reached the kernel once a
+	// second iopub_welcome arrives.
+	if _, err := h.c.WaitIOPub("", wait, func(ms []*kt.Msg) bool { return welcomes(ms) >= 2 }); err != nil {
+		t.Fatal(err)
+	}
+
+	reply, io := h.request(kt.Shell, "execute_request", obj{"code": "flood"})
+	if reply.Content["status"] != "ok" {
+		t.Errorf("execute_reply %v", reply.Content)
+	}
+	got := types(io)
+	if !strings.HasPrefix(got, "status:busy execute_input stream") || !strings.HasSuffix(got, "stream status:idle") {
+		t.Errorf("healthy client's iopub = %.80s…%.40s, want busy, execute_input, streams, idle", got, got[max(0, len(got)-40):])
+	}
+	dropped, disconnected := kernel.IOPubDropped(h.k)
+	if dropped == 0 || disconnected != 0 {
+		t.Errorf("dropped %d, disconnected %d; want some dropped for the stuck subscriber, none disconnected", dropped, disconnected)
+	}
+	if !strings.Contains(h.log.String(), "dropped iopub messages for a subscriber that reads too slowly") {
+		t.Errorf("kernel log lacks the drops:\n%s", h.log)
+	}
+	t.Logf("healthy client got %d of %d streams; %d dropped for the stuck one", strings.Count(got, "stream"), floodLines, dropped)
+	if r, _ := h.request(kt.Shell, "kernel_info_request", nil); r.Type() != "kernel_info_reply" {
+		t.Errorf("next reply %s", r.Type())
+	}
+}
+
+// TestIssue15StalledHandshake holds TCP connections that never complete the
+// ZMTP handshake open on every port, one silent and one that sent half a
+// greeting, and checks that a new client still connects and is served.
+func TestIssue15StalledHandshake(t *testing.T) {
+	h := start(t, nil)
+	ci := h.k.Connection()
+	half := []byte{0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f} // a greeting's signature only
+	for _, port := range []int{ci.ShellPort, ci.ControlPort, ci.StdinPort, ci.IOPubPort, ci.HBPort} {
+		for _, first := range [][]byte{nil, half} {
+			c, err := net.Dial("tcp", net.JoinHostPort(ci.IP, strconv.Itoa(port)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Write(first); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let the kernel accept them first
+	dialed := make(chan *kt.Client, 1)
+	go func() {
+		c, err := kt.Dial(endpoints(ci))
+		if err != nil {
+			t.Error(err)
+		}
+		dialed <- c
+	}()
+	var c *kt.Client
+	select {
+	case c = <-dialed:
+		if c == nil {
+			return
+		}
+		defer c.Close()
+	case <-time.After(wait):
+		t.Fatal("a new client could not connect while handshakes stalled on every port")
+	}
+	if err := c.Ready(wait); err != nil {
+		t.Fatalf("%v\nkernel log:\n%s", err, h.log)
+	}
+	if r, err := c.Request(kt.Control, "kernel_info_request", nil, wait); err != nil || r.Type() != "kernel_info_reply" {
+		t.Errorf("control: %v, %v", r, err)
+	}
+	if s, err := c.Ping("beat", wait); err != nil || s != "beat" {
+		t.Errorf("heartbeat: %q, %v", s, err)
+	}
+}
+
+// TestIssue15Replay sends validly signed requests twice: each is served
+// once, and the copy is logged and dropped.
+func TestIssue15Replay(t *testing.T) {
+	h := start(t, nil)
+	for _, tt := range []struct {
+		ch      kt.Channel
+		msgType string
+		content obj
+	}{
+		{kt.Shell, "execute_request", obj{"code": "print"}},
+		{kt.Control, "kernel_info_request", nil},
+	} {
+		t.Run(tt.ch.String(), func(t *testing.T) {
+			frames, id, err := h.c.Encode(tt.msgType, nil, tt.content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if err := h.c.SendFrames(tt.ch, frames); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := h.c.ReplyTo(tt.ch, id, wait); err != nil {
+				t.Fatal(err)
+			}
+			// The next request is served, and nothing answered the copy.
+			h.request(tt.ch, "kernel_info_request", nil)
+			if m, err := h.c.Recv(tt.ch, quiet); err == nil {
+				t.Errorf("got %s (parent %s) after a replayed message, want nothing", m.Type(), m.Parent.MsgID)
+			}
+			if !strings.Contains(h.log.String(), "dropped replayed message") || !strings.Contains(h.log.String(), id) {
+				t.Errorf("log lacks the replay of %s:\n%s", id, h.log)
+			}
+		})
+	}
+	if got := len(h.exec.Requests()); got != 1 {
+		t.Errorf("executor ran %d cells, want 1", got)
+	}
+}
+
+// TestReplayGuard checks the replay window and the bound on memory.
+func TestReplayGuard(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	g := kernel.NewReplayGuard(time.Minute)
+	steps := []struct {
+		session, id string
+		at          time.Duration
+		want        bool
+	}{
+		{"s", "a", 0, true},
+		{"s", "a", time.Second, false},
+		{"t", "a", time.Second, true}, // another session's id
+		{"s", "b", 30 * time.Second, true},
+		{"s", "a", 59 * time.Second, false},
+		{"s", "a", 61 * time.Second, true}, // the window has passed
+		{"s", "b", 62 * time.Second, false},
+	}
+	for _, s := range steps {
+		if got := g.First(s.session, s.id, t0.Add(s.at)); got != s.want {
+			t.Errorf("First(%s, %s) at +%v = %v, want %v", s.session, s.id, s.at, got, s.want)
+		}
+	}
+	now := t0.Add(time.Hour)
+	for i := range kernel.MaxReplayIDs + 1000 {
+		g.First("s", strconv.Itoa(i), now)
+	}
+	if n := g.Len(); n > kernel.MaxReplayIDs {
+		t.Errorf("guard holds %d ids, want ≤ %d", n, kernel.MaxReplayIDs)
+	}
+	if g.First("s", strconv.Itoa(kernel.MaxReplayIDs+999), now) {
+		t.Error("the newest id was forgotten")
+	}
+}
