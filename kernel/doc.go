@@ -52,9 +52,10 @@
 // A TCP peer that never completes the ZeroMQ handshake on any port is
 // disconnected after 10 seconds and blocks no other connection meanwhile.
 //
-// A message whose session and msg_id the kernel has already seen within
-// Config.ReplayWindow (10 minutes by default) is a replay: it is logged and
-// dropped, so a copied, validly signed execute_request does not run twice.
+// A message whose signed header (msg_id, session, msg_type, date) the
+// kernel has already seen within Config.ReplayWindow (10 minutes by
+// default) is a replay: it is logged and dropped, so a copied, validly
+// signed execute_request does not run twice.
 //
 // # Conventions
 //

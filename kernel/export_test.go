@@ -71,19 +71,18 @@ func IOPubDropped(k *Kernel) (dropped, disconnected uint64) {
 	return k.drops.dropped.Load(), k.drops.disconnected.Load()
 }
 
-// MaxReplayIDs is the most msg_ids the replay guard remembers.
+// MaxReplayIDs is the most headers the replay guard remembers.
 const MaxReplayIDs = maxReplayIDs
 
-// ReplayGuard is the replay guard, fed with bare message ids.
+// ReplayGuard is the replay guard, fed with bare headers.
 type ReplayGuard struct{ g *replayGuard }
 
 func NewReplayGuard(window time.Duration) ReplayGuard { return ReplayGuard{newReplayGuard(window)} }
 
-// First reports whether session and id were not seen within the window
-// before now.
-func (r ReplayGuard) First(session, id string, now time.Time) bool {
-	return r.g.first(&message{Header: header{Session: session, MsgID: id}}, now)
+// First reports whether header was not seen within the window before now.
+func (r ReplayGuard) First(header string, now time.Time) bool {
+	return r.g.first(&message{rawHeader: []byte(header)}, now)
 }
 
-// Len returns how many ids the guard remembers.
+// Len returns how many headers the guard remembers.
 func (r ReplayGuard) Len() int { return r.g.len() }

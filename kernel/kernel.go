@@ -43,11 +43,11 @@ type Config struct {
 	Banner string
 	// CommTargets are the comm targets a front end may open, by name.
 	CommTargets map[string]CommOpenFunc
-	// ReplayWindow is how long the kernel remembers the session and msg_id
-	// of each message it has verified: a message that comes again within
-	// it is a replay, and is logged and dropped. Zero means 10 minutes. At
-	// most 65536 ids are remembered; past that the oldest are forgotten
-	// early.
+	// ReplayWindow is how long the kernel remembers the header (msg_id,
+	// session, msg_type, date) of each message it has verified: a message
+	// whose header comes again within it is a replay, and is logged and
+	// dropped. Zero means 10 minutes. At most 65536 headers are
+	// remembered; past that the oldest are forgotten early.
 	ReplayWindow time.Duration
 }
 
@@ -294,7 +294,7 @@ func (k *Kernel) readLoop(c *channel, handle func(*message)) {
 			continue
 		}
 		if !k.replay.first(m, time.Now()) {
-			k.log.Warn("kernel: dropped replayed message (its msg_id was seen within the replay window)",
+			k.log.Warn("kernel: dropped replayed message (its header was seen within the replay window)",
 				"channel", c.name, "msg_type", m.Header.MsgType, "msg_id", m.Header.MsgID, "session", m.Header.Session)
 			continue
 		}

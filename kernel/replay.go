@@ -1,23 +1,31 @@
 package kernel
 
 import (
+	"crypto/sha256"
 	"sync"
 	"time"
 )
 
-// defaultReplayWindow is how long a request's msg_id is remembered when
+// defaultReplayWindow is how long a request's header is remembered when
 // Config.ReplayWindow is zero.
 const defaultReplayWindow = 10 * time.Minute
 
-// maxReplayIDs bounds the msg_ids a replayGuard remembers: past it, the
-// oldest are forgotten before their window ends. At about 150 bytes an
+// maxReplayIDs bounds the headers a replayGuard remembers: past it, the
+// oldest are forgotten before their window ends. At under 150 bytes an
 // entry this is some 10 MB at most.
 const maxReplayIDs = 1 << 16
 
-// replayGuard remembers the session and msg_id of every verified message
-// for a window of time, so that a copy of a validly signed message sent
-// again (a replay) is dropped instead of served twice. Memory is bounded by
+// replayGuard remembers the header of every verified message for a window
+// of time, so that a copy of a validly signed message sent again (a
+// replay) is dropped instead of served twice. Memory is bounded by
 // maxReplayIDs. It is safe for concurrent use.
+//
+// The whole header (msg_id, session, msg_type, date) is the key, not the
+// msg_id alone: jupyter_client 7's KernelManager and the client it makes
+// share a session id through Session.clone, which restarts the message
+// counter, so the two send different messages with the same msg_id (the
+// manager's interrupt_request and the client's first kernel_info_request,
+// say). A replay copies the header exactly, since the header is signed.
 type replayGuard struct {
 	window time.Duration // immutable
 
@@ -43,10 +51,11 @@ func newReplayGuard(window time.Duration) *replayGuard {
 	return g
 }
 
-// first records m's id and reports whether it was not seen within the
-// window before now.
+// first records m's header and reports whether it was not seen within
+// the window before now.
 func (g *replayGuard) first(m *message, now time.Time) bool {
-	key := m.Header.Session + "\x00" + m.Header.MsgID
+	sum := sha256.Sum256(m.rawHeader)
+	key := string(sum[:])
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.expireLocked(now)
@@ -58,7 +67,7 @@ func (g *replayGuard) first(m *message, now time.Time) bool {
 	return true
 }
 
-// expireLocked forgets the ids older than the window, and the oldest ids
+// expireLocked forgets the headers older than the window, and the oldest ids
 // past maxReplayIDs.
 func (g *replayGuard) expireLocked(now time.Time) {
 	o := g.mu.order
@@ -81,7 +90,7 @@ func (g *replayGuard) expireLocked(now time.Time) {
 	}
 }
 
-// len returns how many ids the guard remembers.
+// len returns how many headers the guard remembers.
 func (g *replayGuard) len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -184,36 +184,59 @@ func TestIssue15Replay(t *testing.T) {
 	}
 }
 
+// TestIssue15ClonedSession sends two different requests with the same
+// session and msg_id, as jupyter_client's KernelManager and its client do
+// (Session.clone restarts the counter): neither is taken for a replay.
+func TestIssue15ClonedSession(t *testing.T) {
+	h := start(t, nil)
+	hdr := func(typ string) string {
+		return `{"msg_id":"cloned_1","session":"s","username":"u","date":"2026-12-01T10:00:00.000000Z","msg_type":"` + typ + `","version":"5.5"}`
+	}
+	for _, typ := range []string{"kernel_info_request", "comm_info_request"} {
+		if err := h.c.SendFrames(kt.Control, frames(t, nil, testKey, hdr(typ), "{}", "{}", "{}")); err != nil {
+			t.Fatal(err)
+		}
+		m, err := h.c.ReplyTo(kt.Control, "cloned_1", wait)
+		if err != nil {
+			t.Fatalf("%s: %v\nkernel log:\n%s", typ, err, h.log)
+		}
+		if want := replyTypeOf(typ); m.Type() != want {
+			t.Errorf("reply %s, want %s", m.Type(), want)
+		}
+	}
+}
+
+func replyTypeOf(req string) string { return strings.TrimSuffix(req, "_request") + "_reply" }
+
 // TestReplayGuard checks the replay window and the bound on memory.
 func TestReplayGuard(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	g := kernel.NewReplayGuard(time.Minute)
 	steps := []struct {
-		session, id string
-		at          time.Duration
-		want        bool
+		header string
+		at     time.Duration
+		want   bool
 	}{
-		{"s", "a", 0, true},
-		{"s", "a", time.Second, false},
-		{"t", "a", time.Second, true}, // another session's id
-		{"s", "b", 30 * time.Second, true},
-		{"s", "a", 59 * time.Second, false},
-		{"s", "a", 61 * time.Second, true}, // the window has passed
-		{"s", "b", 62 * time.Second, false},
+		{"a", 0, true},
+		{"a", time.Second, false},
+		{"b", 30 * time.Second, true},
+		{"a", 59 * time.Second, false},
+		{"a", 61 * time.Second, true}, // the window has passed
+		{"b", 62 * time.Second, false},
 	}
 	for _, s := range steps {
-		if got := g.First(s.session, s.id, t0.Add(s.at)); got != s.want {
-			t.Errorf("First(%s, %s) at +%v = %v, want %v", s.session, s.id, s.at, got, s.want)
+		if got := g.First(s.header, t0.Add(s.at)); got != s.want {
+			t.Errorf("First(%s) at +%v = %v, want %v", s.header, s.at, got, s.want)
 		}
 	}
 	now := t0.Add(time.Hour)
 	for i := range kernel.MaxReplayIDs + 1000 {
-		g.First("s", strconv.Itoa(i), now)
+		g.First(strconv.Itoa(i), now)
 	}
 	if n := g.Len(); n > kernel.MaxReplayIDs {
-		t.Errorf("guard holds %d ids, want ≤ %d", n, kernel.MaxReplayIDs)
+		t.Errorf("guard holds %d headers, want ≤ %d", n, kernel.MaxReplayIDs)
 	}
-	if g.First("s", strconv.Itoa(kernel.MaxReplayIDs+999), now) {
-		t.Error("the newest id was forgotten")
+	if g.First(strconv.Itoa(kernel.MaxReplayIDs+999), now) {
+		t.Error("the newest header was forgotten")
 	}
 }
