@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -196,4 +197,47 @@ func (n *Node) String() string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("%s%v", n.Name(), n.shape)
+}
+
+// Same reports whether g and h are the same computation: the same dtype,
+// nodes with the same ops, shapes, parameters, names and scopes, wired the
+// same way, reading the same variables (by identity), with the same mask.
+// All-reductions match whatever collective they name, since each trace has
+// its own. A strategy uses it to recognise a step function it has traced
+// already under another closure (issue 14).
+func (g *Graph) Same(h *Graph) bool {
+	if g == h {
+		return true
+	}
+	if g == nil || h == nil || g.dt != h.dt || len(g.nodes) != len(h.nodes) || (g.mask == nil) != (h.mask == nil) ||
+		(g.mask != nil && g.mask.id != h.mask.id) {
+		return false
+	}
+	for i, a := range g.nodes {
+		if !a.same(h.nodes[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *Node) same(b *Node) bool {
+	if a.op != b.op || a.size != b.size || a.name != b.name || a.scope != b.scope || a.act != b.act ||
+		math.Float64bits(a.c) != math.Float64bits(b.c) || a.axis != b.axis || a.mode != b.mode ||
+		a.transA != b.transA || a.transB != b.transB || a.v != b.v || a.seed != b.seed || a.stream != b.stream ||
+		(a.coll == nil) != (b.coll == nil) || (a.win == nil) != (b.win == nil) || (a.win != nil && *a.win != *b.win) ||
+		len(a.in) != len(b.in) || len(a.shape) != len(b.shape) {
+		return false
+	}
+	for i, in := range a.in {
+		if in.id != b.in[i].id {
+			return false
+		}
+	}
+	for i, d := range a.shape {
+		if d != b.shape[i] {
+			return false
+		}
+	}
+	return true
 }

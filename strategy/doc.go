@@ -42,6 +42,12 @@
 // it saves there.
 // Traces are cached by the step function's identity and the input shapes; the
 // cache is small, so alternating between many step functions retraces. A
+// closure the cache has not seen (a func literal written inside an outer
+// function is a new closure at each call) is called to build its graphs,
+// and if they are a cached trace's, that trace is reused without compiling.
+// A retrace for new input shapes, and repeated retraces of new closures,
+// warn once on the strategy's warning writer (WithWarnings; os.Stderr, which
+// a notebook shows in the running cell). A
 // trace also goes stale, and the step retraces, when a variable it reads
 // changes trainability (a layer frozen or unfrozen between cells), since the
 // gradients and updates it registered depend on which variables train.
@@ -90,11 +96,11 @@
 // A Mirrored is safe for concurrent use, but Run calls are serialized.
 package strategy
 
-// BUG(strategy): A step function is identified by its closure. A func literal
-// written in the Run call, a method value, or a named interpreted function is
-// a new function at each call, so every Run retraces (slowly, but correctly);
-// Run warns once after 5 such retraces. Assign the step function to a
-// variable once and pass the variable.
+// BUG(strategy): A step function passed as a new closure at every step (a
+// func literal written in the Run call or inside an outer function, a method
+// value, a named interpreted function) is called at every step to build its
+// graphs, which are then recognised and not compiled again; assigning the
+// step function to a variable once avoids even that.
 
 // BUG(strategy): WithCheckNumerics checks what goes into an update (the
 // gradients, and the learning rate through Update.Check), not what comes

@@ -47,6 +47,11 @@ func TestInterpretedStepFunctions(t *testing.T) {
 		{`total := 0.0`, nil, 0},
 		{`for k := 0; k < 3; k++ { total += g.Run(other) }`, nil, 0},
 		{`total`, 60.0, 2},
+		// The seed's structure: step_fn written inside train_step is a new
+		// interpreted closure at every call, traced once (issue 14).
+		{`train := func() float64 { inner := func(x *g.Node) *g.Node { return g.Scale(g.Sum(x), 3) }; return g.Run(inner) }`, nil, 0},
+		{`for k := 0; k < 8; k++ { total = train() }`, nil, 0},
+		{`total`, 30.0, 3},
 	}
 	for _, st := range steps {
 		v, err := i.Eval(st.src)
@@ -66,8 +71,7 @@ func TestInterpretedStepFunctions(t *testing.T) {
 // each step retraces (correctly), and Run warns once.
 func TestRetraceWarning(t *testing.T) {
 	var warn strings.Builder
-	defer strategy.SetWarnOutput(&warn)()
-	s := strategy.NewMirrored(strategy.WithReplicas(1), strategy.WithDType(graph.Float64))
+	s := strategy.NewMirrored(strategy.WithReplicas(1), strategy.WithDType(graph.Float64), strategy.WithWarnings(&warn))
 	defer closeStrategy(t, s)
 	x := data.NewTensor([]int{2}, []float64{1, 2})
 	for k := range 8 {
@@ -86,8 +90,7 @@ func TestRetraceWarning(t *testing.T) {
 // each is traced once and then hits the cache, so Run must not warn.
 func TestNoRetraceWarningForReusedSteps(t *testing.T) {
 	var warn strings.Builder
-	defer strategy.SetWarnOutput(&warn)()
-	s := strategy.NewMirrored(strategy.WithReplicas(1), strategy.WithDType(graph.Float64))
+	s := strategy.NewMirrored(strategy.WithReplicas(1), strategy.WithDType(graph.Float64), strategy.WithWarnings(&warn))
 	defer closeStrategy(t, s)
 	x := data.NewTensor([]int{2}, []float64{1, 2})
 	for k := range 8 {

@@ -229,3 +229,91 @@ func TestIssue14Messages(t *testing.T) {
 		}
 	})
 }
+
+// TestIssue14Retrace: a step function written inside an outer function is a
+// new closure at every call, yet traces once; closures of one literal that
+// compute different things (other constants, another model) still trace
+// separately; a retrace for new shapes warns once, saying so.
+func TestIssue14Retrace(t *testing.T) {
+	x := func(rows int) data.Tensor { return data.NewTensor([]int{rows, 2}, slices.Repeat([]float64{1}, 2*rows)) }
+	type run struct {
+		fn   func(s *strategy.Mirrored, k int) float64 // the k-th call
+		want func(k int) float64
+	}
+	tests := []struct {
+		name   string
+		run    run
+		traces int
+		warn   string // a fragment of the one warning, or "" for none
+	}{
+		{"nested-literal", run{func(s *strategy.Mirrored, k int) float64 {
+			scale := 2.0 // captured: the closure is allocated at each call
+			step := func(x *nn.Tensor) *nn.Tensor { return graph.Scale(graph.Sum(x), scale) }
+			return s.Reduce(strategy.Sum, s.Run(step, s.Broadcast(x(4)))).Scalar()
+		}, func(int) float64 { return 32 }}, 1, ""},
+		{"other-constants", run{func(s *strategy.Mirrored, k int) float64 {
+			scale := float64(k)
+			step := func(x *nn.Tensor) *nn.Tensor { return graph.Scale(graph.Sum(x), scale) }
+			return s.Reduce(strategy.Sum, s.Run(step, s.Broadcast(x(4)))).Scalar()
+		}, func(k int) float64 { return 16 * float64(k) }}, 8, "new step functions with the same inputs traced into different graphs"},
+		{"new-shapes", run{func(s *strategy.Mirrored, k int) float64 {
+			return s.Reduce(strategy.Sum, s.Run(sumStep, s.Broadcast(x(2+k%3)))).Scalar()
+		}, func(k int) float64 { return 2 * float64(2*(2+k%3)) }}, 3, "its input shapes changed from [2 2] to [3 2]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var warn strings.Builder
+			s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64), strategy.WithWarnings(&warn))
+			defer closeStrategy(t, s)
+			for k := range 8 {
+				if got, want := tt.run.fn(s, k), tt.run.want(k); got != want {
+					t.Fatalf("call %d: %v, want %v", k, got, want)
+				}
+			}
+			if s.Traces() != tt.traces {
+				t.Errorf("%d traces, want %d", s.Traces(), tt.traces)
+			}
+			n := strings.Count(warn.String(), "strategy: warning:")
+			if tt.warn == "" && n != 0 || tt.warn != "" && (n != 1 || !strings.Contains(warn.String(), tt.warn)) {
+				t.Errorf("warnings:\n%s\nwant %d containing %q", warn.String(), min(1, len(tt.warn)), tt.warn)
+			}
+		})
+	}
+}
+
+func sumStep(x *nn.Tensor) *nn.Tensor { return graph.Sum(x) }
+
+// TestIssue14RetraceOtherModel: closures of one literal over two models of
+// the same shape read other variables, so each trains its own model.
+func TestIssue14RetraceOtherModel(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer closeStrategy(t, s)
+	var a, b *nn.Sequential
+	var opt nn.Optimizer
+	s.Scope(func() {
+		a, b = nn.NewSequential(nn.Dense(1)), nn.NewSequential(nn.Dense(1))
+		a.Build([]int{2, 3})
+		b.Build([]int{2, 3})
+		opt = nn.NewSGD(0.1)
+	})
+	stepFor := func(m *nn.Sequential) func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+		return func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+			loss := graph.Sum(m.Call(ctx, x, true))
+			opt.ApplyGradients(ctx, ctx.Gradients(loss, m.TrainableVariables()))
+			return loss
+		}
+	}
+	in := s.Broadcast(data.NewTensor([]int{2, 3}, []float64{1, 2, 3, 4, 5, 6}))
+	s.Run(stepFor(a), in)
+	before := slices.Clone(b.Variables()[0].Value())
+	for range 3 {
+		s.Run(stepFor(a), in)
+	}
+	if s.Traces() != 1 {
+		t.Errorf("%d traces for one model's step, want 1", s.Traces())
+	}
+	s.Run(stepFor(b), in)
+	if s.Traces() != 2 || slices.Equal(b.Variables()[0].Value(), before) {
+		t.Errorf("the second model's step: %d traces (want 2), its weights changed: %v", s.Traces(), !slices.Equal(b.Variables()[0].Value(), before))
+	}
+}

@@ -3,8 +3,6 @@ package strategy
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"reflect"
 	"runtime"
 	"slices"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -24,8 +21,7 @@ var (
 	nodeType    = reflect.TypeFor[*graph.Node]()
 	ctxType     = reflect.TypeFor[*ReplicaContext]()
 	nodesType   = reflect.TypeFor[[]*graph.Node]()
-	testHookRun func(replica int) error             // set by tests to fail a replica's program
-	warnOutput  io.Writer               = os.Stderr // where Run warns about retracing
+	testHookRun func(replica int) error // set by tests to fail a replica's program
 )
 
 // worker is a replica's persistent goroutine: it runs the jobs Run hands it,
@@ -182,24 +178,9 @@ func (s *Mirrored) TryRun(stepFn any, args ...any) (PerReplica, error) {
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	s.checkOpen()
-	key := traceKeyOf(stepFn, fn, in, s.traces.keyBuf)
-	s.traces.keyBuf = key.shapes
-	tr := s.traces.get(key)
-	if tr != nil {
-		// A hit breaks a run of retraces: a notebook may well define several
-		// step functions with the same signature (all interpreted closures
-		// share one code pointer), each traced once and then reused.
-		s.traces.lookalikes = 0
-	}
-	if tr == nil {
-		tr, err = s.trace(fn, in)
-		if err != nil {
-			return PerReplica{}, err
-		}
-		s.traces.put(key, stepFn, tr)
-		if s.traces.similar(key) && !s.warned {
-			s.warnRetrace()
-		}
+	tr, err := s.lookup(stepFn, fn, in)
+	if err != nil {
+		return PerReplica{}, err
 	}
 	return s.execute(tr, in)
 }
@@ -344,113 +325,6 @@ func checkStepType(t reflect.Type, tensors int) error {
 	return nil
 }
 
-// traceKey identifies a trace: the step function and the inputs' shapes.
-// The function's code pointer alone does not identify it: every interpreted
-// (yaegi) closure shares reflect.MakeFunc's code pointer, and closures of one
-// literal share code. So the key also holds the closure's address (the func
-// value's data word), which yaegi keeps stable for a closure held in a
-// variable; the cache entry keeps the function alive so the address cannot be
-// reused by another function while the entry exists.
-type traceKey struct {
-	code    uintptr
-	closure unsafe.Pointer
-	typ     reflect.Type
-	shapes  []int // per replica, per argument: rank, dims; then mask rows
-}
-
-func (k *traceKey) equal(o *traceKey) bool {
-	return k.code == o.code && k.closure == o.closure && k.typ == o.typ && slices.Equal(k.shapes, o.shapes)
-}
-
-// traceKeyOf writes the key into buf's storage, so a steady loop's lookup
-// does not allocate; put clones it.
-func traceKeyOf(stepFn any, fn reflect.Value, in *stepInputs, buf []int) traceKey {
-	buf = buf[:0]
-	for _, args := range in.args {
-		for _, a := range args {
-			buf = append(buf, len(a.Shape))
-			buf = append(buf, a.Shape...)
-		}
-	}
-	if in.batch != nil {
-		buf = append(buf, -1, in.batch.rows)
-	}
-	return traceKey{
-		code:    fn.Pointer(),
-		closure: (*[2]unsafe.Pointer)(unsafe.Pointer(&stepFn))[1],
-		typ:     fn.Type(),
-		shapes:  buf,
-	}
-}
-
-// traceCacheSize bounds the traces a strategy keeps; a notebook alternates
-// between a few step functions (train, evaluate), and a trace holds every
-// buffer of a step.
-const traceCacheSize = 8
-
-// traceCache is a small most-recently-used list. Guarded by Mirrored.runMu.
-type traceCache struct {
-	entries    []traceEntry
-	lookalikes int   // consecutive traces of functions that looked like a cached one
-	keyBuf     []int // scratch for traceKeyOf
-}
-
-type traceEntry struct {
-	key traceKey
-	fn  any // keeps the step function (and so its address) alive
-	tr  *trace
-}
-
-func (c *traceCache) get(k traceKey) *trace {
-	for i, e := range c.entries {
-		if e.key.equal(&k) {
-			if e.tr.stale() {
-				c.entries = slices.Delete(c.entries, i, i+1)
-				return nil
-			}
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			return e.tr
-		}
-	}
-	return nil
-}
-
-func (c *traceCache) put(k traceKey, fn any, tr *trace) {
-	k.shapes = slices.Clone(k.shapes)
-	if len(c.entries) == traceCacheSize {
-		c.entries = c.entries[:traceCacheSize-1]
-	}
-	c.entries = slices.Insert(c.entries, 0, traceEntry{key: k, fn: fn, tr: tr})
-}
-
-func (c *traceCache) clear() { c.entries = nil }
-
-// retraceWarnAt is how many traces of look-alike step functions (same code,
-// type and shapes; another closure) make Run warn, as TensorFlow warns about
-// excessive retracing.
-const retraceWarnAt = 5
-
-// similar counts a trace of a function that looks like a cached one but is
-// another closure, and reports whether the count reached retraceWarnAt.
-func (c *traceCache) similar(k traceKey) bool {
-	for _, e := range c.entries[1:] {
-		if e.key.code == k.code && e.key.typ == k.typ && slices.Equal(e.key.shapes, k.shapes) {
-			c.lookalikes++
-			return c.lookalikes >= retraceWarnAt
-		}
-	}
-	return false
-}
-
-// warnRetrace tells the notebook user, once, why steps are slow.
-func (s *Mirrored) warnRetrace() {
-	s.warned = true
-	fmt.Fprintf(warnOutput, "strategy: warning: %d step functions with the same code and inputs were traced separately; "+
-		"a func literal written in the call (s.Run(func(...) {...}, ...)) or a method value is a new function each time, "+
-		"so every step retraces: assign the step function to a variable once and pass the variable\n", retraceWarnAt)
-}
-
 // Traces returns how many traces the strategy holds (tests and the notebook
 // use it to see retracing).
 func (s *Mirrored) Traces() int {
@@ -499,18 +373,24 @@ type replicaTrace struct {
 	prog    *graph.Program // outputs and gradients
 }
 
-// trace calls the step function once per replica, on the calling goroutine
+// traceFailure is the error of a trace that failed on replica r: misuse and
+// scope errors as they are, anything else as the replica's error.
+func traceFailure(r int, err error) error {
+	if errors.Is(err, ErrScope) || errors.Is(err, ErrUsage) {
+		return err
+	}
+	return &ReplicaError{Replica: r, Phase: "trace", Err: err}
+}
+
+// build calls the step function once per replica, on the calling goroutine
 // (an interpreted closure and lazily built layers are not safe to run
-// concurrently), and compiles each replica's graph.
-func (s *Mirrored) trace(fn reflect.Value, in *stepInputs) (*trace, error) {
+// concurrently), building each replica's graph; compile then compiles them.
+func (s *Mirrored) build(fn reflect.Value, in *stepInputs) (*trace, error) {
 	tr := &trace{replicas: make([]*replicaTrace, len(in.args)), coll: newCollective(len(in.args))}
 	for r := range in.args {
 		rt, shape, err := s.traceReplica(fn, r, in, tr.coll)
 		if err != nil {
-			if errors.Is(err, ErrScope) || errors.Is(err, ErrUsage) {
-				return nil, err
-			}
-			return nil, &ReplicaError{Replica: r, Phase: "trace", Err: err}
+			return nil, traceFailure(r, err)
 		}
 		if r == 0 {
 			tr.result = shape
@@ -519,15 +399,27 @@ func (s *Mirrored) trace(fn reflect.Value, in *stepInputs) (*trace, error) {
 		}
 		tr.replicas[r] = rt
 	}
+	return tr, nil
+}
+
+// compile compiles every replica's program of a built trace and plans how
+// its updates are applied.
+func (s *Mirrored) compile(tr *trace) error {
+	for r, rt := range tr.replicas {
+		if err := rt.compile(); err != nil {
+			return traceFailure(r, err)
+		}
+	}
 	if err := tr.checkAligned(); err != nil {
-		return nil, err
+		return err
 	}
 	if s.checkNumerics {
 		tr.checks = planChecks(tr)
 	}
-	return tr, nil
+	return nil
 }
 
+// traceReplica calls the step function for replica r and builds its graph.
 func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs, coll *collective) (rt *replicaTrace, shape resultShape, err error) {
 	g := graph.New(s.dtype)
 	ctx := &ReplicaContext{s: s, id: r, g: g, coll: replicaCollective{c: coll, r: r}}
@@ -576,22 +468,30 @@ func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs, coll *c
 			return nil, shape, err
 		}
 	}
-	// One program computes the outputs and every registered gradient;
-	// all-reductions happen inside it (graph.AllReduce).
+	return rt, shape, nil
+}
+
+// compile compiles the replica's program: one program computes the outputs
+// and every registered gradient; all-reductions happen inside it
+// (graph.AllReduce).
+func (rt *replicaTrace) compile() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError(v)
+		}
+	}()
 	final := slices.Clone(rt.outputs)
-	for _, u := range ctx.updates {
+	for _, u := range rt.ctx.updates {
 		final = append(final, u.Grads...)
 	}
+	g := rt.ctx.g
 	if len(final) == 0 {
 		// A step with no outputs and no updates still runs (for its
 		// collectives); compile something so there is a program.
 		final = append(final, g.Const(0))
 	}
 	rt.prog, err = g.Compile(final...)
-	if err != nil {
-		return nil, shape, err
-	}
-	return rt, shape, nil
+	return err
 }
 
 // checkAligned checks that every replica registered the same updates and
@@ -793,7 +693,9 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	}
 	if in.batch != nil {
 		for r, err := range errs {
-			errs[r] = labelExample(err, r, in.batch)
+			if err != nil { // labelExample allocates
+				errs[r] = labelExample(err, r, in.batch)
+			}
 		}
 	}
 	if err := replicaFailure("run", rootCauses(errs)); err != nil {
@@ -814,7 +716,7 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 // row a user can find in the dataset (issue 14). Other errors pass as is.
 func labelExample(err error, r int, b *batchInfo) error {
 	var le *graph.LabelError
-	if err == nil || !errors.As(err, &le) || le.Row >= b.real[r] {
+	if !errors.As(err, &le) || le.Row >= b.real[r] {
 		return err
 	}
 	global := le.Row

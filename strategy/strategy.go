@@ -2,6 +2,8 @@ package strategy
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,6 +25,7 @@ type config struct {
 	setBLAS  bool
 
 	checkNumerics bool
+	warn          io.Writer
 }
 
 // WithReplicas asks for n replicas on logical CPU devices, assigned to cores
@@ -99,8 +102,10 @@ type Mirrored struct {
 
 	runMu sync.Mutex // serializes Run and Close; guards traces
 
-	traces traceCache
-	warned bool // warnRetrace has run; guarded by runMu
+	traces       traceCache
+	warn         io.Writer // immutable; WithWarnings
+	warnedShapes bool      // warned about a retrace for new shapes; guarded by runMu
+	warnedNew    bool      // warned about retraces of new closures; guarded by runMu
 
 	mu struct {
 		sync.Mutex
@@ -116,7 +121,7 @@ type Mirrored struct {
 // NewMirrored returns a strategy with one replica per CPU core, or as the
 // options say, and starts its replica goroutines.
 func NewMirrored(opts ...Option) *Mirrored {
-	c := config{replicas: runtime.NumCPU(), dtype: graph.Float32, setBLAS: true, checkNumerics: true}
+	c := config{replicas: runtime.NumCPU(), dtype: graph.Float32, setBLAS: true, checkNumerics: true, warn: os.Stderr}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -125,7 +130,7 @@ func NewMirrored(opts ...Option) *Mirrored {
 			c.devices = append(c.devices, fmt.Sprintf("cpu:%d", r%runtime.NumCPU()))
 		}
 	}
-	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics}
+	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn}
 	s.mu.vars = make(map[*graph.Variable]bool)
 	s.mu.names = make(map[string]int)
 	s.workers = make([]*worker, len(c.devices))

@@ -33,6 +33,7 @@ func init() {
 		"WithDevices":           reflect.ValueOf(strategy.WithDevices),
 		"WithReplicas":          reflect.ValueOf(strategy.WithReplicas),
 		"WithSeed":              reflect.ValueOf(strategy.WithSeed),
+		"WithWarnings":          reflect.ValueOf(strategy.WithWarnings),
 
 		// type definitions
 		"DistributedDataset":  reflect.ValueOf((*strategy.DistributedDataset)(nil)),
