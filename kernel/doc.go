@@ -41,7 +41,7 @@
 // The iopub socket keeps a bounded queue for each subscriber. A client that
 // reads slowly, or not at all, loses stream, display_data,
 // update_display_data and comm_msg messages once its queue is full (1000
-// messages, as libzmq's default high-water mark, or 32 MiB); the kernel
+// messages, as libzmq's default high-water mark, or 16 MiB); the kernel
 // counts and logs the drops, and the other clients are not delayed. The
 // messages a client needs to follow a request to its end (status,
 // execute_input, execute_result, error, clear_output, comm_open,

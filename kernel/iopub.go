@@ -43,12 +43,14 @@ var mustDeliver = map[string]bool{
 // iopubQueue is the policy for each iopub subscriber's queue; OnDrop is set
 // per kernel. A stream message of a printing loop is typically well under
 // 1 KiB, so Len bounds a subscriber's queue long before Bytes does; Bytes
-// and ReserveBytes bound it when large images are displayed.
+// and ReserveBytes bound it when large images are displayed. The kernel's
+// memory for iopub is therefore at most about 20 MiB per subscriber, and
+// the Go heap may reach twice what is live between collections.
 var iopubQueue = zmq4.PubQueue{
 	Len:          1000,
-	Bytes:        32 << 20,
+	Bytes:        16 << 20,
 	Reserve:      1000,
-	ReserveBytes: 8 << 20,
+	ReserveBytes: 4 << 20,
 	Wait:         time.Second,
 	// The last idle status should reach the clients before Close hangs up;
 	// the wait ends as soon as the queues are empty.
