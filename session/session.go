@@ -84,11 +84,11 @@ func New(opts Options) (*Session, error) {
 	s.mu.typeRT = map[string]reflect.Type{}
 	s.interp = interp.New(interp.Options{
 		GoPath: opts.GoPath,
-		// yaegi gives the interpreter an empty environment of its own unless
-		// told otherwise; cells must see the kernel's, as a program would
-		// (MNIST_DIR, HOME, GOMODCACHE).
-		Env:    os.Environ(),
-		Stdin:  stdinReader{s.router},
+		// The session runs in a worker process of its own, so cells get
+		// what a program gets: the process's real environment (os.Setenv
+		// and %env agree, and `!cmd` children see it), and os.Exit.
+		Unrestricted: true,
+		Stdin:        stdinReader{s.router},
 		Stdout: streamWriter{s.router, 0},
 		Stderr: interpStderr{s.router},
 	})
@@ -131,6 +131,11 @@ func (s *Session) runtimeSymbols() interp.Exports {
 			"Stdout": reflect.ValueOf(&stdout).Elem(),
 			"Stderr": reflect.ValueOf(&stderr).Elem(),
 			"Stdin":  reflect.ValueOf(&stdin).Elem(),
+			// yaegi's stdlib table makes Exit a panic and refuses
+			// FindProcess on the process itself, sandboxing a host that
+			// runs scripts; a worker is the program's own process.
+			"Exit":        reflect.ValueOf(os.Exit),
+			"FindProcess": reflect.ValueOf(os.FindProcess),
 		},
 		shimPath + "/_gotrain": {
 			"Go":      reflect.ValueOf(s.goTrampoline),
@@ -285,9 +290,11 @@ func (s *Session) Execute(ctx context.Context, req kernel.ExecuteRequest, out ke
 		goid:      make(chan int64, 1),
 		abandoned: make(chan struct{}),
 	}
+	// Cleared before the cell counts as running, so that an Interrupt that
+	// sees it running is never withdrawn.
+	safepoint.Clear()
 	s.mu.running = run
 	s.mu.Unlock()
-	safepoint.Clear()
 	s.router.attach(out)
 	defer func() {
 		s.mu.Lock()

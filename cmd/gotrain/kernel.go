@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,28 +15,41 @@ import (
 
 	"github.com/gotrain/gotrain/install"
 	"github.com/gotrain/gotrain/kernel"
-	"github.com/gotrain/gotrain/session"
-	"github.com/gotrain/gotrain/session/symbols"
-	"github.com/traefik/yaegi/interp"
+	"github.com/gotrain/gotrain/worker"
 )
 
 // runKernel serves one notebook session until the front end shuts it down.
-// SIGINT interrupts the running cell, as interrupt_request does (a terminal
-// may deliver Ctrl-C as a signal); SIGTERM drains and stops.
+// The session itself lives in a worker process (gotrain worker), so that
+// no cell can take the kernel down. SIGINT interrupts the running cell, as
+// interrupt_request does (a terminal may deliver Ctrl-C as a signal);
+// SIGTERM drains and stops.
 func runKernel(args []string, _, stderr io.Writer) error {
-	if len(args) != 1 {
-		return fmt.Errorf("gotrain kernel: want one connection file argument, got %d", len(args))
+	fs := flag.NewFlagSet("gotrain kernel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	memLimit := fs.String("memory-limit", "", "the workers' memory limit, such as `8GiB` (default none); %limit changes it")
+	if err := fs.Parse(args); err != nil {
+		return err
 	}
-	info, err := kernel.ReadConnectionFile(args[0])
+	if fs.NArg() != 1 {
+		return fmt.Errorf("gotrain kernel: want one connection file argument, got %d", fs.NArg())
+	}
+	info, err := kernel.ReadConnectionFile(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	// stdout belongs to the kernel's own diagnostics, never to cells: the
-	// session captures what cells print and sends it to the notebook.
+	var limit int64
+	if *memLimit != "" {
+		if limit, err = worker.ParseSize(*memLimit); err != nil {
+			return fmt.Errorf("gotrain kernel: --memory-limit: %w", err)
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	// Cells import gotrain's own packages through generated symbol tables.
-	sess, err := session.New(session.Options{Symbols: []interp.Exports{symbols.Symbols}, Docs: symbols.Docs})
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("gotrain kernel: cannot find this binary to start workers: %w", err)
+	}
+	sess, err := worker.NewClient(worker.Config{Command: []string{exe, "worker"}, MemoryLimit: limit, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 // Command gotrain is the gotrain Jupyter kernel for Go and its tools.
 //
-//	gotrain kernel CONNECTION_FILE   serve one notebook session (Jupyter starts this)
-//	gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME]
+//	gotrain kernel [--memory-limit SIZE] CONNECTION_FILE
+//	                                 serve one notebook session (Jupyter starts this)
+//	gotrain worker --connect ADDRESS hold a kernel's session (the kernel starts this)
+//	gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME] [--memory-limit SIZE]
 //	gotrain bench mlp [flags]        time training steps of an MLP
 //	gotrain version
 package main
@@ -17,6 +19,7 @@ var version = "0.1.0-dev"
 
 var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"kernel":  runKernel,
+	"worker":  runWorker,
 	"install": runInstall,
 	"bench":   runBench,
 	"version": runVersion,
@@ -41,8 +44,9 @@ func main() {
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
-  gotrain kernel CONNECTION_FILE
-  gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME]
+  gotrain kernel [--memory-limit SIZE] CONNECTION_FILE
+  gotrain worker --connect ADDRESS
+  gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME] [--memory-limit SIZE]
   gotrain bench mlp [--replicas N] [--dims 784,512,512,10] [--batch 256] [--steps S] [--dtype f32|f64]
   gotrain version
 `)

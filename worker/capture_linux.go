@@ -1,0 +1,160 @@
+package worker
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// pipeSize is what the capture pipes are grown to. A fatal error makes the
+// runtime write its traceback to fd 2 with the world stopped, so nothing
+// drains the pipe meanwhile: a traceback larger than the pipe would block
+// the dying process instead of letting it exit. 1 MiB is Linux's default
+// pipe-max-size for unprivileged processes.
+const pipeSize = 1 << 20
+
+const fSetPipeSize = 1031 // F_SETPIPE_SZ
+
+// capture turns file descriptors 1 and 2 into pipes that this process
+// reads, so that everything written there (fmt, log, os.Stdout, C code
+// through cgo, child processes, goroutines) reaches sink. It is safe for
+// concurrent use.
+type capture struct {
+	fds  [2]int      // read ends for stdout and stderr; non-blocking
+	keep [2]*os.File // the files behind fds, when this process made the pipes
+	diag *os.File    // gets a copy of fd 2's text
+	sink func(stream int, p []byte)
+	mu   sync.Mutex // held while draining, so Flush and the reader take turns
+	buf  []byte     // guarded by mu
+}
+
+// FDsEnv names the inherited file descriptors a worker captures, as
+// "STDOUT_READ,STDERR_READ,DIAG": a kernel that starts a worker makes fds 1
+// and 2 pipes, passes their read ends, and keeps a copy of the stderr
+// pipe's read end, so that what a dying worker wrote there and did not read
+// itself (the runtime's "fatal error: …" line) is still there for the
+// kernel to read. DIAG is where the worker's own diagnostics and crash
+// output go. Without it (a worker started by another launcher) the worker
+// makes the pipes itself and its original stderr is DIAG.
+const FDsEnv = "GOTRAIN_WORKER_FDS"
+
+// startCapture takes over fds 1 and 2 and starts the goroutine that reads
+// them. It returns the diagnostics file, which the caller uses for its own
+// messages and crash output. sink is called with the capture's lock held
+// and must not block on the capture. Text read from fd 2 is also copied to
+// the diagnostics file as it is read, for the kernel's report if the worker
+// dies before it could send it.
+func startCapture(sink func(stream int, p []byte)) (*capture, *os.File, error) {
+	c := &capture{sink: sink, buf: make([]byte, 64<<10)}
+	if spec := os.Getenv(FDsEnv); spec != "" {
+		os.Unsetenv(FDsEnv)
+		var out, errR, diag int
+		if _, err := fmt.Sscanf(spec, "%d,%d,%d", &out, &errR, &diag); err != nil {
+			return nil, nil, fmt.Errorf("worker: capture: %s=%q: want three descriptors, as 3,4,5", FDsEnv, spec)
+		}
+		for i, fd := range []int{out, errR} {
+			syscall.CloseOnExec(fd)
+			if err := syscall.SetNonblock(fd, true); err != nil {
+				return nil, nil, fmt.Errorf("worker: capture: fd %d: %w", fd, err)
+			}
+			c.fds[i] = fd
+		}
+		syscall.CloseOnExec(diag)
+		c.diag = os.NewFile(uintptr(diag), "worker-diagnostics")
+		go c.loop()
+		return c, c.diag, nil
+	}
+	orig, err := dupCloexec(2)
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: capture: keeping stderr: %w", err)
+	}
+	for i, target := range []int{1, 2} {
+		r, w, err := capturePipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("worker: capture: pipe for fd %d: %w", target, err)
+		}
+		if err := syscall.SetNonblock(int(r.Fd()), true); err != nil {
+			return nil, nil, fmt.Errorf("worker: capture: fd %d: %w", target, err)
+		}
+		// Dup3 without O_CLOEXEC: child processes (a `!cmd`) inherit the
+		// pipes, so their output reaches the cell as well.
+		if err := syscall.Dup3(int(w.Fd()), target, 0); err != nil {
+			return nil, nil, fmt.Errorf("worker: capture: dup onto fd %d: %w", target, err)
+		}
+		w.Close()
+		c.fds[i] = int(r.Fd())
+		c.keep[i] = r
+	}
+	c.diag = os.NewFile(uintptr(orig), "worker-stderr")
+	go c.loop()
+	return c, c.diag, nil
+}
+
+// capturePipe makes a pipe for fd 1 or 2, grown to pipeSize.
+func capturePipe() (r, w *os.File, err error) {
+	if r, w, err = os.Pipe(); err != nil {
+		return nil, nil, err
+	}
+	// Best effort: a smaller pipe only makes huge tracebacks riskier.
+	_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, w.Fd(), fSetPipeSize, pipeSize)
+	return r, w, nil
+}
+
+func dupCloexec(fd int) (int, error) {
+	r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 3)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(r), nil
+}
+
+// loop waits for either pipe to have data and drains both. It runs for the
+// life of the process: the pipes are never closed, since fds 1 and 2 stay
+// open.
+func (c *capture) loop() {
+	fds := [2]pollFd{{fd: int32(c.fds[0]), events: pollIn}, {fd: int32(c.fds[1]), events: pollIn}}
+	for {
+		fds[0].revents, fds[1].revents = 0, 0
+		_, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 2, 0, 0, 0, 0)
+		if errno != 0 && errno != syscall.EINTR {
+			fmt.Fprintf(os.Stderr, "worker: capture stopped: ppoll: %v\n", errno)
+			return
+		}
+		c.Flush()
+	}
+}
+
+// Flush hands everything written to fds 1 and 2 so far to the sink. Bytes
+// a write(2) finished putting into a pipe before Flush was called are
+// delivered before it returns.
+func (c *capture) Flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, fd := range c.fds {
+		for {
+			n, err := syscall.Read(fd, c.buf)
+			if n > 0 {
+				if i == 1 {
+					c.diag.Write(c.buf[:n])
+				}
+				c.sink(i, c.buf[:n])
+			}
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || n < len(c.buf) {
+				break
+			}
+		}
+	}
+}
+
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+const pollIn = 0x1

@@ -1,0 +1,405 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gotrain/gotrain/kernel"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Command starts a worker: a program and its first arguments, such as
+	// {"/usr/local/bin/gotrain", "worker"}. The client appends
+	// `--connect ADDRESS` and, with a memory limit, `--memory-limit BYTES`,
+	// and passes the token in TokenEnv.
+	Command []string
+	// Env is added to the kernel's environment for the worker.
+	Env []string
+	// Listen is where workers connect; empty means a Unix socket in a new
+	// directory only this user can enter.
+	Listen Address
+	// MemoryLimit is the memory limit each worker starts with (0: none);
+	// %limit changes it for the running worker and the ones after it.
+	MemoryLimit int64
+	// StartTimeout bounds how long a worker may take to connect and start
+	// its session; 0 means 60 s.
+	StartTimeout time.Duration
+	// Logger receives the workers' own diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Client runs the session in a worker process and serves it to the kernel:
+// it implements kernel.Executor. A worker that dies turns the running cell
+// into a WorkerExited error, and a fresh worker starts in the background;
+// the next cell is told once that the session's state was lost. A Client
+// is safe for concurrent use as kernel.Executor requires, and must not be
+// used after Close.
+type Client struct {
+	cfg      Config
+	log      *slog.Logger
+	ln       net.Listener
+	sockDir  string // removed by Close; empty for TCP
+	acceptWG sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		w        *proc            // the current worker; nil before the first start and after Close
+		waiting  map[string]*proc // started workers not yet connected, by token
+		notice   string           // shown at the start of the next cell
+		memLimit int64
+		closed   bool
+		// A cell waits for a starting worker (waitingCell), and an
+		// interrupt came meanwhile (interrupted).
+		waitingCell, interrupted bool
+	}
+}
+
+// NewClient listens for workers and starts the first one in the
+// background, so that the kernel can answer kernel_info while it starts.
+func NewClient(cfg Config) (*Client, error) {
+	if len(cfg.Command) == 0 {
+		return nil, errors.New("worker: client: no worker command")
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 60 * time.Second
+	}
+	c := &Client{cfg: cfg, log: cfg.Logger}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	c.mu.waiting = map[string]*proc{}
+	c.mu.memLimit = cfg.MemoryLimit
+	if cfg.Listen == "" {
+		dir, err := os.MkdirTemp("", "gotrain-worker-")
+		if err != nil {
+			return nil, fmt.Errorf("worker: socket folder: %w", err)
+		}
+		c.sockDir = dir
+		cfg.Listen = Address("unix:" + filepath.Join(dir, "link"))
+		c.cfg.Listen = cfg.Listen
+	}
+	network, addr, err := cfg.Listen.split()
+	if err != nil {
+		return nil, err
+	}
+	if c.ln, err = net.Listen(network, addr); err != nil {
+		os.RemoveAll(c.sockDir)
+		return nil, fmt.Errorf("worker: listening on %s: %w", cfg.Listen, err)
+	}
+	if network == "tcp" {
+		c.cfg.Listen = Address("tcp:" + c.ln.Addr().String())
+	}
+	c.acceptWG.Add(1)
+	go c.accept()
+	c.mu.Lock()
+	c.mu.w = c.spawnLocked()
+	c.mu.Unlock()
+	return c, nil
+}
+
+// Address is where the client listens, with the port a "tcp:…:0" got.
+func (c *Client) Address() Address { return c.cfg.Listen }
+
+// accept hands each connection that presents a waiting worker's token to
+// that worker; any other connection is closed. The hello must arrive
+// within 10 s, so a silent peer cannot hold a slot.
+func (c *Client) accept() {
+	defer c.acceptWG.Done()
+	for {
+		conn, err := c.ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			l := newLink(conn)
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			f, err := l.read()
+			var h helloMsg
+			if err == nil && f.kind == kindHello {
+				err = decode(f, &h)
+			} else if err == nil {
+				err = fmt.Errorf("%w: first frame %c, want hello", errFrame, f.kind)
+			}
+			conn.SetReadDeadline(time.Time{})
+			var p *proc
+			if err == nil {
+				c.mu.Lock()
+				for tok, w := range c.mu.waiting {
+					if checkToken(h.Token, tok) {
+						p = w
+						delete(c.mu.waiting, tok)
+						break
+					}
+				}
+				c.mu.Unlock()
+			}
+			if p == nil {
+				c.log.Warn("worker: refused a connection", "remote", conn.RemoteAddr().String(), "err", err)
+				conn.Close()
+				return
+			}
+			p.linkc <- l
+		}()
+	}
+}
+
+// spawnLocked starts a worker process and the goroutine that owns it.
+func (c *Client) spawnLocked() *proc {
+	var tok [32]byte
+	rand.Read(tok[:])
+	p := &proc{
+		c:       c,
+		token:   hex.EncodeToString(tok[:]),
+		linkc:   make(chan *link, 1),
+		ready:   make(chan struct{}),
+		dead:    make(chan struct{}),
+		replies: map[uint64]chan replyMsg{},
+		started: time.Now(),
+	}
+	args := append(append([]string{}, c.cfg.Command[1:]...), "--connect", string(c.cfg.Listen))
+	if c.mu.memLimit > 0 {
+		args = append(args, "--memory-limit", strconv.FormatInt(c.mu.memLimit, 10))
+	}
+	p.cmd = exec.Command(c.cfg.Command[0], args...)
+	p.cmd.Env = append(append(os.Environ(), c.cfg.Env...), TokenEnv+"="+p.token, FDsEnv+"=3,4,5")
+	// Its own process group: a signal a front end sends the kernel's group
+	// (jupyter_client sends SIGINT that way) must not end the session; the
+	// kernel forwards interrupts over the link instead.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p.diag.log = c.log
+	c.mu.waiting[p.token] = p
+	go p.run()
+	return p
+}
+
+// current returns the running worker, starting one if there is none.
+func (c *Client) current() (*proc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return nil, kernel.ErrClosed
+	}
+	if c.mu.w == nil {
+		c.mu.w = c.spawnLocked()
+	}
+	return c.mu.w, nil
+}
+
+// died is called by a worker's goroutine once it knows how the worker
+// ended. Unless the worker was stopped on purpose, the next cell learns
+// that its state is gone and a fresh worker starts now.
+func (c *Client) died(p *proc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.mu.waiting, p.token)
+	if c.mu.w != p || p.stopping.Load() || c.mu.closed {
+		return
+	}
+	if !p.wasReady() {
+		// A worker that cannot start would fail again at once: the next
+		// request starts one instead of a loop doing it here.
+		c.mu.w = nil
+		return
+	}
+	c.mu.notice = fmt.Sprintf("gotrain: the worker process ended (%s); this cell runs in a fresh session, and the variables, functions and imports of earlier cells are gone\n", p.reason())
+	c.mu.w = c.spawnLocked()
+}
+
+// ready waits until p takes requests or ends.
+func (p *proc) waitReady(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return nil
+	case <-p.dead:
+		return p.exitError("WorkerStartFailed", "the worker process could not start the session")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Execute runs a cell in the worker. The kernel's magics (%reset, %help,
+// and the record of %limit) are handled here; the rest goes to the worker.
+func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
+	ms, _ := splitMagics(req.Code)
+	if err := checkMagics(ms); err != nil {
+		return errResult("UnknownMagic", err.Error())
+	}
+	var lines []int
+	for _, m := range ms {
+		switch m.name {
+		case "help":
+			md, plain := helpText()
+			out.Display(kernel.MIMEBundle{"text/markdown": md, "text/plain": plain}, nil, "", false)
+			lines = append(lines, m.line)
+		case "reset":
+			if err := c.reset(ctx); err != nil {
+				return errResult("ResetFailed", err.Error())
+			}
+			out.Stream("stdout", "gotrain: the session was reset: a fresh worker runs, and earlier cells' variables are gone\n")
+			lines = append(lines, m.line)
+		case "limit":
+			if n, set, err := parseLimit(m.arg); err == nil && set {
+				c.mu.Lock()
+				c.mu.memLimit = n
+				c.mu.Unlock()
+			}
+		}
+	}
+	code := req.Code
+	if lines != nil {
+		code = blankMagicLines(req.Code, lines)
+		if strings.TrimSpace(code) == "" {
+			return kernel.ExecuteResult{}
+		}
+	}
+	p, err := c.current()
+	if err != nil {
+		return errResult("WorkerClosed", err.Error())
+	}
+	c.mu.Lock()
+	c.mu.waitingCell, c.mu.interrupted = true, false
+	c.mu.Unlock()
+	err = p.waitReady(ctx)
+	c.mu.Lock()
+	notice, interrupted := c.mu.notice, c.mu.interrupted
+	c.mu.notice = ""
+	c.mu.waitingCell = false
+	c.mu.Unlock()
+	if err != nil {
+		return resultOf(err)
+	}
+	if interrupted {
+		// Interrupted while the worker was still starting: the cell never
+		// ran, as a queued cell in IPython is cancelled by Ctrl-C.
+		return errResult("Interrupted", "interrupted before the cell started (the worker was starting)")
+	}
+	if notice != "" {
+		out.Stream("stderr", notice)
+	}
+	req.Code = code
+	return p.execute(ctx, req, out)
+}
+
+// blankMagicLines empties the given 1-based lines of code.
+func blankMagicLines(code string, lines []int) string {
+	var ms []magic
+	for _, l := range lines {
+		ms = append(ms, magic{line: l})
+	}
+	return blankLines(strings.SplitAfter(code, "\n"), ms)
+}
+
+// reset replaces the worker with a fresh one and waits until it is ready.
+func (c *Client) reset(ctx context.Context) error {
+	c.mu.Lock()
+	old := c.mu.w
+	c.mu.w = nil
+	c.mu.notice = ""
+	c.mu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	p, err := c.current()
+	if err != nil {
+		return err
+	}
+	return p.waitReady(ctx)
+}
+
+// request sends a complete, inspect or is_complete request to a ready
+// worker and waits for its reply; ok is false when there is no ready
+// worker within a short wait or it died meanwhile.
+func (c *Client) request(m requestMsg) (replyMsg, bool) {
+	p, err := c.current()
+	if err != nil {
+		return replyMsg{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if p.waitReady(ctx) != nil {
+		return replyMsg{}, false
+	}
+	return p.request(m)
+}
+
+func (c *Client) Complete(code string, cursorPos int) kernel.CompleteResult {
+	r, ok := c.request(requestMsg{Op: "complete", Code: code, CursorPos: cursorPos})
+	if !ok {
+		return kernel.CompleteResult{CursorStart: cursorPos, CursorEnd: cursorPos}
+	}
+	return kernel.CompleteResult{Matches: r.Matches, CursorStart: r.CursorStart, CursorEnd: r.CursorEnd, Metadata: r.Metadata}
+}
+
+func (c *Client) Inspect(code string, cursorPos, detailLevel int) kernel.InspectResult {
+	r, _ := c.request(requestMsg{Op: "inspect", Code: code, CursorPos: cursorPos, DetailLevel: detailLevel})
+	return kernel.InspectResult{Found: r.Found, Data: r.Data}
+}
+
+func (c *Client) IsComplete(code string) kernel.IsCompleteResult {
+	r, ok := c.request(requestMsg{Op: "is_complete", Code: code})
+	if !ok {
+		return kernel.IsCompleteResult{Status: "unknown"}
+	}
+	return kernel.IsCompleteResult{Status: r.Status, Indent: r.Indent}
+}
+
+// Interrupt asks the worker's running cell to stop at its next safe point.
+func (c *Client) Interrupt() {
+	c.mu.Lock()
+	p := c.mu.w
+	c.mu.interrupted = c.mu.waitingCell
+	c.mu.Unlock()
+	if p != nil {
+		p.send(kindInterrupt, nil)
+	}
+}
+
+// Close stops the worker (it gets 2 s to finish, then is killed), stops
+// listening and removes the socket's folder. Close returns once the
+// worker's process has been reaped.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.closed = true
+	p := c.mu.w
+	c.mu.w = nil
+	c.mu.Unlock()
+	if p != nil {
+		p.stop()
+	}
+	err := c.ln.Close()
+	c.acceptWG.Wait()
+	if c.sockDir != "" {
+		os.RemoveAll(c.sockDir)
+	}
+	return err
+}
+
+// resultOf turns an error from waiting on a worker into a cell's result.
+func resultOf(err error) kernel.ExecuteResult {
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		return kernel.ExecuteResult{Err: ee.e}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errResult("Interrupted", "the kernel is shutting down")
+	}
+	return errResult("WorkerError", err.Error())
+}

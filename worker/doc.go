@@ -1,0 +1,38 @@
+// Package worker runs the user's session in a separate process, so that
+// nothing a cell does can take the kernel down with it.
+//
+// The kernel side is a Client, which implements kernel.Executor: it starts
+// `gotrain worker` as a child process, listens for it on a Unix socket (or
+// TCP, for a worker on another host) and forwards execute, complete,
+// inspect, is_complete, stdin and interrupt requests over the link. The
+// worker side is Serve: it captures file descriptors 1 and 2, so that fmt,
+// log, os.Stdout, C code through cgo, child processes and goroutines all
+// stream into the running cell, and runs the session engine it is given.
+//
+// # The link
+//
+// One stream connection carries frames: a 4-byte big-endian length, one
+// kind byte, and a body (raw text for stream output, JSON otherwise). The
+// worker's first frame presents a per-worker token, which the kernel
+// passes in TokenEnv and compares in constant time; any other peer is
+// disconnected. The worker's output leaves in the order it was produced:
+// every display, input prompt and result first drains fds 1 and 2, and
+// stream text written while the link is busy is sent as one frame.
+//
+// # Faults
+//
+// A worker that dies (a stack overflow, an allocation the system refuses,
+// os.Exit, SIGKILL, a fatal signal in C) turns the running cell into an
+// error named WorkerExited, with the exit status and the runtime's last
+// words, which the worker copies to its original stderr through
+// debug.SetCrashOutput. Requests waiting on it are answered, a fresh worker
+// starts in the background, and the next cell is told once that the
+// session's state is gone. A worker whose kernel is gone sees its link
+// close and exits.
+//
+// # Magics
+//
+// A cell's first lines may be magics, handled before its Go code: !CMD,
+// %help, %env, %time, %reset and %limit (see magicDoc, which %help shows).
+// %reset and %help act in the kernel; the others in the worker.
+package worker

@@ -1,0 +1,118 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSplitMagics(t *testing.T) {
+	tests := []struct {
+		name, code string
+		magics     []magic
+		rest       string
+	}{
+		{"plain Go", "x := 1\nx", nil, "x := 1\nx"},
+		{"shell then Go", "!ls -l\nx := 1", []magic{{1, "!", "ls -l"}}, "\nx := 1"},
+		{"comments and blanks between", "// setup\n%env A=1\n\n%time\nf()", []magic{{2, "env", "A=1"}, {4, "time", ""}}, "// setup\n\n\n\nf()"},
+		{"cell magic spelling", "%%time\nf()", []magic{{1, "time", ""}}, "\nf()"},
+		{"magic after Go stays Go", "x := `\n%not a magic\n`", nil, "x := `\n%not a magic\n`"},
+		{"only magics", "%reset", []magic{{1, "reset", ""}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ms, rest := splitMagics(tt.code)
+			if !slices.Equal(ms, tt.magics) || rest != tt.rest {
+				t.Errorf("splitMagics(%q) = %+v, %q; want %+v, %q", tt.code, ms, rest, tt.magics, tt.rest)
+			}
+			if got, want := strings.Count(rest, "\n"), strings.Count(tt.code, "\n"); got != want {
+				t.Errorf("rest has %d lines, the cell %d: error positions would shift", got, want)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"8GiB", 8 << 30, ""},
+		{"512MiB", 512 << 20, ""},
+		{"1.5GB", 1.5e9, ""},
+		{"2G", 2 << 30, ""},
+		{"134217728", 128 << 20, ""},
+		{"1MiB", 0, "below 64MiB"},
+		{"lots", 0, "want a positive number"},
+		{"-1GiB", 0, "want a positive number"},
+	}
+	for _, tt := range tests {
+		got, err := ParseSize(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseSize(%q) = %d, %v; want an error saying %q", tt.in, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseLimit(t *testing.T) {
+	if _, set, err := parseLimit(""); set || err != nil {
+		t.Errorf(`parseLimit("") = set %v, %v; want a request to show`, set, err)
+	}
+	if n, set, err := parseLimit("memory off"); n != 0 || !set || err != nil {
+		t.Errorf(`parseLimit("memory off") = %d, %v, %v`, n, set, err)
+	}
+	if _, _, err := parseLimit("cpu 2"); err == nil || !strings.Contains(err.Error(), "%limit memory SIZE") {
+		t.Errorf(`parseLimit("cpu 2") = %v, want the usage`, err)
+	}
+}
+
+func TestCrashSummary(t *testing.T) {
+	diag := "worker log line\nruntime: goroutine stack exceeds 1000000000-byte limit\nfatal error: stack overflow\n\nruntime stack:\nruntime.throw(...)\n"
+	got := crashSummary([]byte(diag))
+	want := []string{"runtime: goroutine stack exceeds 1000000000-byte limit", "fatal error: stack overflow"}
+	if !slices.Equal(got, want) {
+		t.Errorf("crashSummary = %q, want %q", got, want)
+	}
+	if got := crashSummary([]byte("a\nb\nc\nd\ne\nf\ng\n")); !slices.Equal(got, []string{"c", "d", "e", "f", "g"}) {
+		t.Errorf("without a crash line: %q, want the last five lines", got)
+	}
+}
+
+// FuzzReadFrame feeds arbitrary bytes to the frame reader: it returns
+// frames or an error, never panics or allocates past maxFrame.
+func FuzzReadFrame(f *testing.F) {
+	var ok bytes.Buffer
+	binary.Write(&ok, binary.BigEndian, uint32(3))
+	ok.WriteString("ohi")
+	f.Add(ok.Bytes())
+	f.Add([]byte{0, 0, 0, 0, 'x'})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 'x'})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, b := net.Pipe()
+		go func() {
+			a.Write(data)
+			a.Close()
+		}()
+		l := newLink(b)
+		for {
+			fr, err := l.read()
+			if err != nil {
+				break
+			}
+			if len(fr.body)+1 > maxFrame {
+				t.Fatalf("frame of %d bytes", len(fr.body))
+			}
+		}
+		b.Close()
+	})
+}

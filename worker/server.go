@@ -1,0 +1,420 @@
+package worker
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gotrain/gotrain/kernel"
+)
+
+// TokenEnv is the environment variable that carries a worker's token from
+// the kernel that starts it. Serve removes it from the environment before
+// any cell runs.
+const TokenEnv = "GOTRAIN_WORKER_TOKEN"
+
+// maxStack is the worker's limit on one goroutine's stack, a quarter of
+// Go's default of 1 GiB: growing a stack to 1 GiB takes 4 to 8 s on a
+// loaded 2-core machine, so a runaway recursion would hold the cell that
+// long before it fails; at 256 MiB it fails in about a second, and real
+// programs seldom come near either.
+const maxStack = 256 << 20
+
+// ServeConfig configures the worker side of a link.
+type ServeConfig struct {
+	// Address is the kernel's listening address (from --connect).
+	Address Address
+	// Token authenticates this worker to the kernel; empty means the value
+	// of TokenEnv.
+	Token string
+	// MemoryLimit, when positive, is applied at start as `%limit memory`
+	// would.
+	MemoryLimit int64
+	// NewExecutor creates the session once fds 1 and 2 are captured, so
+	// that whatever it sets up writes into the cells' streams.
+	NewExecutor func() (kernel.Executor, error)
+}
+
+// Serve connects to the kernel, captures fds 1 and 2, starts the session
+// and serves the kernel's requests until the kernel says shutdown or the
+// link closes. A worker whose kernel is gone has nobody to serve, so the
+// link closing is not an error: Serve returns nil and the process should
+// exit.
+func Serve(cfg ServeConfig) error {
+	token := cfg.Token
+	if token == "" {
+		token = os.Getenv(TokenEnv)
+	}
+	os.Unsetenv(TokenEnv)
+	if token == "" {
+		return fmt.Errorf("worker: no token: set %s or pass one", TokenEnv)
+	}
+	network, addr, err := cfg.Address.split()
+	if err != nil {
+		return err
+	}
+	c, err := net.DialTimeout(network, addr, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("worker: connecting to the kernel at %s: %w", cfg.Address, err)
+	}
+	l := newLink(c)
+	defer l.close()
+	if err := l.sendJSON(kindHello, helloMsg{Token: token, PID: os.Getpid()}); err != nil {
+		return fmt.Errorf("worker: hello: %w", err)
+	}
+
+	s := &server{link: l, inputs: make(chan inputReply, 1)}
+	s.out.init(l)
+	lineBufferC()
+	capt, diag, err := startCapture(s.out.capture)
+	if err != nil {
+		return err
+	}
+	s.capt = capt
+	// The runtime writes a fatal error to fd 2 with the world stopped; the
+	// copy to the original stderr is what the kernel reads after the
+	// process died.
+	if err := debug.SetCrashOutput(diag, debug.CrashOptions{}); err != nil {
+		fmt.Fprintf(diag, "worker: crash output: %v\n", err)
+	}
+	s.log = slog.New(slog.NewTextHandler(diag, nil))
+	debug.SetMaxStack(maxStack)
+	if cfg.MemoryLimit > 0 {
+		if _, err := setMemoryLimit(cfg.MemoryLimit); err != nil {
+			fmt.Fprintf(diag, "worker: %v\n", err)
+		}
+	}
+	if s.exec, err = cfg.NewExecutor(); err != nil {
+		return fmt.Errorf("worker: starting the session: %w", err)
+	}
+	if err := l.send(kindReady, nil); err != nil {
+		return err
+	}
+	return s.serve()
+}
+
+// checkToken compares tokens in constant time.
+func checkToken(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// server is the worker's side of one link.
+type server struct {
+	link   *link
+	exec   kernel.Executor
+	capt   *capture
+	out    outbox
+	log    *slog.Logger
+	inputs chan inputReply // the answer to the pending input request
+
+	mu struct {
+		sync.Mutex
+		cancel context.CancelFunc // of the running cell; nil between cells
+	}
+	cells sync.WaitGroup
+}
+
+// serve is the read loop. Execute runs on its own goroutine, so that
+// interrupts and input replies are read while a cell runs; the kernel sends
+// no other request until the cell's result arrives. When the link closes,
+// serve returns at once, whatever a cell is doing: the kernel is gone.
+func (s *server) serve() error {
+	for {
+		f, err := s.link.read()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("worker: reading from the kernel: %w", err)
+		}
+		switch f.kind {
+		case kindExecute:
+			var m executeMsg
+			if err := decode(f, &m); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			s.mu.Lock()
+			s.mu.cancel = cancel
+			s.mu.Unlock()
+			s.cells.Add(1)
+			go func() {
+				defer s.cells.Done()
+				s.execute(ctx, m)
+				s.mu.Lock()
+				s.mu.cancel = nil
+				s.mu.Unlock()
+				cancel()
+			}()
+		case kindRequest:
+			var m requestMsg
+			if err := decode(f, &m); err != nil {
+				return err
+			}
+			s.out.pushJSON(kindReply, s.answer(m))
+		case kindInputReply:
+			var m inputReply
+			if err := decode(f, &m); err != nil {
+				return err
+			}
+			select {
+			case s.inputs <- m:
+			default:
+				s.log.Warn("worker: input reply with no input request pending")
+			}
+		case kindInterrupt:
+			s.exec.Interrupt()
+			s.mu.Lock()
+			if s.mu.cancel != nil {
+				s.mu.cancel() // stops a shell command; cells stop at safe points
+			}
+			s.mu.Unlock()
+		case kindShutdown:
+			// The cell gets a moment to reach a safe point; the process
+			// exits after Serve returns either way.
+			s.exec.Interrupt()
+			done := make(chan struct{})
+			go func() { s.cells.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+			}
+			return nil
+		default:
+			s.log.Warn("worker: unknown frame", "kind", string(rune(f.kind)))
+		}
+	}
+}
+
+func (s *server) answer(m requestMsg) replyMsg {
+	r := replyMsg{ID: m.ID}
+	switch m.Op {
+	case "complete":
+		c := s.exec.Complete(m.Code, m.CursorPos)
+		r.Matches, r.CursorStart, r.CursorEnd, r.Metadata = c.Matches, c.CursorStart, c.CursorEnd, c.Metadata
+	case "inspect":
+		c := s.exec.Inspect(m.Code, m.CursorPos, m.DetailLevel)
+		r.Found, r.Data = c.Found, c.Data
+	case "is_complete":
+		if ms, rest := splitMagics(m.Code); ms != nil && strings.TrimSpace(rest) == "" {
+			r.Status = "complete"
+			break
+		}
+		c := s.exec.IsComplete(m.Code)
+		r.Status, r.Indent = c.Status, c.Indent
+	default:
+		r.Status = "unknown"
+	}
+	return r
+}
+
+// execute runs one cell: its magics in order, then its Go code, and sends
+// the result after everything the cell wrote.
+func (s *server) execute(ctx context.Context, m executeMsg) {
+	s.out.begin(m.Silent)
+	out := &cellOutput{s: s, allowStdin: m.AllowStdin}
+	res := s.run(ctx, m, out)
+	flushC()
+	s.capt.Flush()
+	s.out.end(resultFrom(res))
+}
+
+func (s *server) run(ctx context.Context, m executeMsg, out *cellOutput) kernel.ExecuteResult {
+	ms, code := splitMagics(m.Code)
+	if err := checkMagics(ms); err != nil {
+		return errResult("UnknownMagic", err.Error())
+	}
+	var timer *cellTimer
+	for _, mg := range ms {
+		var err *kernel.ExecError
+		switch mg.name {
+		case "!":
+			err = s.shell(ctx, mg)
+		case "env":
+			err = envMagic(mg, out)
+		case "limit":
+			err = limitMagic(mg, out)
+		case "time":
+			timer = startTimer()
+		}
+		// %help and %reset are the kernel's; it removes them before the
+		// cell gets here.
+		if err != nil {
+			return kernel.ExecuteResult{Err: err}
+		}
+	}
+	var res kernel.ExecuteResult
+	if strings.TrimSpace(code) != "" || ms == nil {
+		req := kernel.ExecuteRequest{Code: code, Silent: m.Silent, StoreHistory: m.StoreHistory,
+			AllowStdin: m.AllowStdin, ExecutionCount: m.ExecutionCount}
+		res = s.exec.Execute(ctx, req, out)
+	}
+	if timer != nil {
+		flushC()
+		s.capt.Flush()
+		out.Stream("stdout", timer.report())
+	}
+	return res
+}
+
+// shell runs a `!cmd` line with /bin/sh. Its output goes to fds 1 and 2,
+// which the capture reads like any other output of the cell; an interrupt
+// kills its process group.
+func (s *server) shell(ctx context.Context, m magic) *kernel.ExecError {
+	if m.arg == "" {
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("line %d: `!` needs a command, as in `!ls -l`", m.line)}
+	}
+	s.capt.Flush()
+	cmd := exec.Command("/bin/sh", "-c", m.arg)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %v", m.arg, err)}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	if ctx.Err() != nil {
+		return &kernel.ExecError{Name: "Interrupted", Value: "interrupted", Traceback: []string{fmt.Sprintf("Interrupted: !%s was killed", m.arg)}}
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %s", m.arg, exit.ProcessState),
+			Traceback: []string{fmt.Sprintf("ShellError: line %d: !%s: %s", m.line, m.arg, exit.ProcessState)}}
+	}
+	if err != nil {
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %v", m.arg, err)}
+	}
+	return nil
+}
+
+// envMagic is %env: list, show one, or set one variable.
+func envMagic(m magic, out kernel.Output) *kernel.ExecError {
+	arg := m.arg
+	if arg == "" {
+		env := os.Environ()
+		sort.Strings(env)
+		out.Stream("stdout", strings.Join(env, "\n")+"\n")
+		return nil
+	}
+	name, value, set := strings.Cut(arg, "=")
+	if !set {
+		name, value, set = strings.Cut(arg, " ")
+	}
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if name == "" || strings.ContainsAny(name, " \t=") {
+		return &kernel.ExecError{Name: "UsageError", Value: fmt.Sprintf("%%env %s: want %%env, %%env NAME, %%env NAME=VALUE or %%env NAME VALUE", arg)}
+	}
+	if !set {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			return &kernel.ExecError{Name: "KeyError", Value: fmt.Sprintf("%%env: %s is not set in the worker's environment", name)}
+		}
+		out.Stream("stdout", v+"\n")
+		return nil
+	}
+	if err := os.Setenv(name, value); err != nil {
+		return &kernel.ExecError{Name: "UsageError", Value: fmt.Sprintf("%%env: setting %s: %v", name, err)}
+	}
+	out.Stream("stdout", fmt.Sprintf("env: %s=%s\n", name, value))
+	return nil
+}
+
+// limitMagic is %limit: show or set the worker's memory limit.
+func limitMagic(m magic, out kernel.Output) *kernel.ExecError {
+	n, set, err := parseLimit(m.arg)
+	if err != nil {
+		return &kernel.ExecError{Name: "UsageError", Value: err.Error()}
+	}
+	if set {
+		msg, err := setMemoryLimit(n)
+		if err != nil {
+			return &kernel.ExecError{Name: "LimitError", Value: err.Error()}
+		}
+		out.Stream("stdout", msg+"\n")
+		return nil
+	}
+	out.Stream("stdout", describeLimits()+"\n")
+	return nil
+}
+
+func errResult(name, value string) kernel.ExecuteResult {
+	return kernel.ExecuteResult{Err: &kernel.ExecError{Name: name, Value: value, Traceback: []string{name + ": " + value}}}
+}
+
+func resultFrom(r kernel.ExecuteResult) resultMsg {
+	m := resultMsg{Value: r.Value}
+	if r.Err != nil {
+		m.Err = &execError{Name: r.Err.Name, Value: r.Err.Value, Traceback: r.Err.Traceback}
+	}
+	for _, p := range r.Pages {
+		m.Pages = append(m.Pages, p)
+	}
+	return m
+}
+
+// cellOutput is the kernel.Output the session writes a cell's output to.
+// Every call first drains fds 1 and 2, so that text a cell wrote there
+// before a display, an input prompt or the result appears before it.
+type cellOutput struct {
+	s          *server
+	allowStdin bool
+}
+
+func (o *cellOutput) Stream(name, text string) {
+	o.s.capt.Flush()
+	o.s.out.stream(streamIndex(name), []byte(text))
+}
+
+func (o *cellOutput) Display(data kernel.MIMEBundle, metadata map[string]any, id string, update bool) {
+	o.s.capt.Flush()
+	o.s.out.pushJSON(kindDisplay, displayMsg{Data: data, Metadata: metadata, ID: id, Update: update})
+}
+
+func (o *cellOutput) ClearOutput(wait bool) {
+	o.s.capt.Flush()
+	o.s.out.pushJSON(kindClear, clearMsg{Wait: wait})
+}
+
+// errNoStdin matches what the kernel says for allow_stdin false.
+var errNoStdin = errors.New("worker: input: stdin not allowed by this execute_request (allow_stdin is false)")
+
+func (o *cellOutput) Input(prompt string, password bool) (string, error) {
+	if !o.allowStdin {
+		return "", errNoStdin
+	}
+	flushC()
+	o.s.capt.Flush()
+	o.s.out.pushJSON(kindInputReq, inputReq{Prompt: prompt, Password: password})
+	r := <-o.s.inputs
+	if r.Err != "" {
+		return "", errors.New(r.Err)
+	}
+	return r.Value, nil
+}
+
+func streamIndex(name string) int {
+	if name == "stderr" {
+		return 1
+	}
+	return 0
+}

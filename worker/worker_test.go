@@ -1,0 +1,494 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gotrain/gotrain/kernel"
+	"github.com/gotrain/gotrain/worker/internal/cfault"
+)
+
+// The test binary is its own worker: with beWorkerEnv set, TestMain serves
+// fakeExec over the link instead of running tests.
+const beWorkerEnv = "GOTRAIN_WORKER_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(beWorkerEnv) == "1" {
+		os.Exit(childMain())
+	}
+	os.Exit(m.Run())
+}
+
+func childMain() int {
+	var cfg ServeConfig
+	for i := 1; i+1 < len(os.Args); i++ {
+		switch os.Args[i] {
+		case "--connect":
+			cfg.Address = Address(os.Args[i+1])
+		case "--memory-limit":
+			cfg.MemoryLimit, _ = strconv.ParseInt(os.Args[i+1], 10, 64)
+		}
+	}
+	cfg.NewExecutor = func() (kernel.Executor, error) { return newFakeExec(), nil }
+	if err := Serve(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// fakeExec stands in for the session: each line of a cell is a command.
+type fakeExec struct {
+	mu        sync.Mutex
+	vars      map[string]string
+	interrupt chan struct{}
+}
+
+func newFakeExec() *fakeExec {
+	return &fakeExec{vars: map[string]string{}, interrupt: make(chan struct{}, 1)}
+}
+
+var sink []byte
+
+func overflow(n int) int { return overflow(n+1) + 1 }
+
+func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
+	select {
+	case <-f.interrupt:
+	default:
+	}
+	var res kernel.ExecuteResult
+	for _, line := range strings.Split(strings.TrimSpace(req.Code), "\n") {
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch cmd {
+		case "":
+		case "print": // straight to fd 1
+			os.Stdout.WriteString(arg)
+		case "eprint":
+			os.Stderr.WriteString(arg)
+		case "out": // through the session's Output
+			out.Stream("stdout", arg)
+		case "display":
+			out.Display(kernel.MIMEBundle{"text/plain": arg}, nil, "", false)
+		case "cprintf":
+			cfault.Printf(strings.ReplaceAll(arg, `\n`, "\n"))
+		case "lines":
+			n, _ := strconv.Atoi(arg)
+			for i := range n {
+				fmt.Println("line", i)
+			}
+		case "later": // a goroutine that prints after the cell ended
+			go func() {
+				time.Sleep(200 * time.Millisecond)
+				fmt.Print(arg)
+			}()
+		case "set":
+			k, v, _ := strings.Cut(arg, "=")
+			f.mu.Lock()
+			f.vars[k] = v
+			f.mu.Unlock()
+		case "get":
+			f.mu.Lock()
+			v, ok := f.vars[arg]
+			f.mu.Unlock()
+			if !ok {
+				return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "NameError", Value: "undefined: " + arg}}
+			}
+			res.Value = kernel.MIMEBundle{"text/plain": v}
+		case "env":
+			res.Value = kernel.MIMEBundle{"text/plain": os.Getenv(arg)}
+		case "input":
+			v, err := out.Input(arg, false)
+			if err != nil {
+				return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "InputError", Value: err.Error()}}
+			}
+			res.Value = kernel.MIMEBundle{"text/plain": v}
+		case "sleep":
+			select {
+			case <-f.interrupt:
+				return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "Interrupted", Value: "interrupted"}}
+			case <-time.After(30 * time.Second):
+			}
+		case "overflow":
+			overflow(0)
+		case "oom":
+			sink = make([]byte, 1<<40)
+		case "alloc":
+			n, _ := ParseSize(arg)
+			sink = make([]byte, n)
+			for i := 0; i < len(sink); i += 4096 {
+				sink[i] = 1
+			}
+		case "exit":
+			n, _ := strconv.Atoi(arg)
+			os.Exit(n)
+		case "kill":
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		case "abort":
+			cfault.Abort()
+		case "segv":
+			cfault.Segv()
+		default:
+			res.Value = kernel.MIMEBundle{"text/plain": line}
+		}
+	}
+	return res
+}
+
+func (f *fakeExec) Complete(code string, pos int) kernel.CompleteResult {
+	return kernel.CompleteResult{Matches: []string{code + "_done"}, CursorStart: 0, CursorEnd: pos}
+}
+
+func (f *fakeExec) Inspect(code string, pos, level int) kernel.InspectResult {
+	return kernel.InspectResult{Found: true, Data: kernel.MIMEBundle{"text/plain": "doc of " + code}}
+}
+
+func (f *fakeExec) IsComplete(code string) kernel.IsCompleteResult {
+	if strings.HasSuffix(code, "{") {
+		return kernel.IsCompleteResult{Status: "incomplete", Indent: "\t"}
+	}
+	return kernel.IsCompleteResult{Status: "complete"}
+}
+
+func (f *fakeExec) Interrupt() {
+	select {
+	case f.interrupt <- struct{}{}:
+	default:
+	}
+}
+
+// recorder is a kernel.Output that keeps what a cell showed, in order.
+type recorder struct {
+	mu     sync.Mutex
+	events []string // "stdout:text", "stderr:text", "display:text", "clear"
+	input  func(prompt string) (string, error)
+}
+
+func (r *recorder) add(e string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// Adjacent stream text is one stream as a notebook shows it.
+	if n := len(r.events); n > 0 {
+		for _, s := range []string{"stdout:", "stderr:"} {
+			if strings.HasPrefix(e, s) && strings.HasPrefix(r.events[n-1], s) {
+				r.events[n-1] += strings.TrimPrefix(e, s)
+				return
+			}
+		}
+	}
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) Stream(name, text string) { r.add(name + ":" + text) }
+func (r *recorder) Display(data kernel.MIMEBundle, _ map[string]any, _ string, _ bool) {
+	r.add(fmt.Sprintf("display:%v", data["text/plain"]))
+}
+func (r *recorder) ClearOutput(bool) { r.add("clear") }
+func (r *recorder) Input(prompt string, _ bool) (string, error) {
+	if r.input == nil {
+		return "", fmt.Errorf("no input")
+	}
+	return r.input(prompt)
+}
+
+func (r *recorder) text(stream string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, e := range r.events {
+		if t, ok := strings.CutPrefix(e, stream+":"); ok {
+			b.WriteString(t)
+		}
+	}
+	return b.String()
+}
+
+// newTestClient starts a Client whose workers are this test binary.
+func newTestClient(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	cfg.Command = []string{os.Args[0]}
+	cfg.Env = append(cfg.Env, beWorkerEnv+"=1")
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func run(t *testing.T, c *Client, code string) (kernel.ExecuteResult, *recorder) {
+	t.Helper()
+	out := &recorder{}
+	res := c.Execute(context.Background(), kernel.ExecuteRequest{Code: code, AllowStdin: true}, out)
+	return res, out
+}
+
+func mustRun(t *testing.T, c *Client, code string) (string, *recorder) {
+	t.Helper()
+	res, out := run(t, c, code)
+	if res.Err != nil {
+		t.Fatalf("cell %q: %s: %s\n%s", code, res.Err.Name, res.Err.Value, strings.Join(res.Err.Traceback, "\n"))
+	}
+	v, _ := res.Value["text/plain"].(string)
+	return v, out
+}
+
+func TestOutputInOrder(t *testing.T) {
+	c := newTestClient(t, Config{})
+	// Text written to fd 1 before a display or a write through the
+	// session's Output comes before it.
+	// C's stdout is line-buffered, so a whole line of printf comes in
+	// order too.
+	_, out := mustRun(t, c, "print a\nout b\ndisplay c\nprint d\ncprintf e\\n\nprint f\neprint g\n")
+	want := []string{"stdout:ab", "display:c", "stdout:de\nf", "stderr:g"}
+	if got := out.events; !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+}
+
+func TestCPrintfWithoutNewline(t *testing.T) {
+	c := newTestClient(t, Config{})
+	// C keeps text without a newline in its buffer; the cell's end
+	// flushes it into the cell that printed it.
+	_, out := mustRun(t, c, "cprintf no newline")
+	if got := out.text("stdout"); got != "no newline" {
+		t.Errorf("stdout = %q, want %q", got, "no newline")
+	}
+}
+
+func TestManyLinesInOrder(t *testing.T) {
+	c := newTestClient(t, Config{})
+	const n = 20000
+	_, out := mustRun(t, c, "lines "+strconv.Itoa(n))
+	lines := strings.Split(strings.TrimSuffix(out.text("stdout"), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("got %d lines, want %d", len(lines), n)
+	}
+	for i, ln := range lines {
+		if want := "line " + strconv.Itoa(i); ln != want {
+			t.Fatalf("line %d = %q, want %q", i, ln, want)
+		}
+	}
+}
+
+func TestOutputBetweenCells(t *testing.T) {
+	c := newTestClient(t, Config{})
+	mustRun(t, c, "later from a goroutine")
+	time.Sleep(500 * time.Millisecond)
+	_, out := mustRun(t, c, "out next")
+	if got, want := out.text("stdout"), "from a goroutinenext"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
+// TestWorkerDeath is the heart of the package: each way a process can die
+// becomes the cell's error, and the next cell runs in a fresh worker that
+// says the state is gone.
+func TestWorkerDeath(t *testing.T) {
+	tests := []struct {
+		name, cell string
+		want       []string // substrings of the error's value
+	}{
+		{"stack overflow", "overflow", []string{"exit status 2", "fatal error: stack overflow"}},
+		{"refused allocation", "oom", []string{"exit status 2", "out of memory"}},
+		{"os.Exit", "exit 3", []string{"exit status 3"}},
+		{"SIGKILL", "kill", []string{"killed by signal 9 (SIGKILL)"}},
+		{"abort in C", "abort", []string{"exit status 2", "SIGABRT"}},
+		{"SIGSEGV in C", "segv", []string{"exit status 2", "SIGSEGV"}},
+	}
+	c := newTestClient(t, Config{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustRun(t, c, "set x=1")
+			start := time.Now()
+			res, _ := run(t, c, "print before\n"+tt.cell)
+			if res.Err == nil || res.Err.Name != "WorkerExited" {
+				t.Fatalf("cell %q: got %+v, want a WorkerExited error", tt.cell, res)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the error took %s", d)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(res.Err.Value, w) {
+					t.Errorf("error value %q does not say %q\ntraceback:\n%s", res.Err.Value, w, strings.Join(res.Err.Traceback, "\n"))
+				}
+			}
+			// The fresh worker has none of the old state, and says so once.
+			res, out := run(t, c, "get x")
+			if res.Err == nil || res.Err.Name != "NameError" {
+				t.Errorf("get x after the crash: %+v, want NameError from a fresh session", res)
+			}
+			if got := out.text("stderr"); !strings.Contains(got, "fresh session") {
+				t.Errorf("the next cell's stderr = %q, want the notice that the session is fresh", got)
+			}
+			if _, out := mustRun(t, c, "out again"); strings.Contains(out.text("stderr"), "fresh session") {
+				t.Errorf("the notice was repeated: %q", out.text("stderr"))
+			}
+		})
+	}
+}
+
+func TestRequestsWhileDying(t *testing.T) {
+	c := newTestClient(t, Config{})
+	mustRun(t, c, "set x=1")
+	done := make(chan kernel.ExecuteResult)
+	go func() {
+		res, _ := run(t, c, "sleep\nkill")
+		done <- res
+	}()
+	time.Sleep(200 * time.Millisecond)
+	c.Interrupt()
+	<-done
+	// Whatever state the worker is in, every request gets an answer.
+	if got := c.Complete("fm", 2); len(got.Matches) != 1 || got.Matches[0] != "fm_done" {
+		t.Errorf("Complete = %+v, want fm_done from the worker", got)
+	}
+	if got := c.IsComplete("for {"); got.Status != "incomplete" {
+		t.Errorf("IsComplete = %+v", got)
+	}
+	if got := c.Inspect("x", 1, 0); !got.Found {
+		t.Errorf("Inspect = %+v", got)
+	}
+}
+
+func TestInterruptAndInput(t *testing.T) {
+	c := newTestClient(t, Config{})
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		c.Interrupt()
+	}()
+	res, _ := run(t, c, "sleep")
+	if res.Err == nil || res.Err.Name != "Interrupted" {
+		t.Fatalf("sleep: got %+v, want Interrupted", res)
+	}
+	out := &recorder{input: func(prompt string) (string, error) { return "answer to " + prompt, nil }}
+	res = c.Execute(context.Background(), kernel.ExecuteRequest{Code: "input name?", AllowStdin: true}, out)
+	if got, _ := res.Value["text/plain"].(string); got != "answer to name?" {
+		t.Errorf("input: got %+v", res)
+	}
+	res = c.Execute(context.Background(), kernel.ExecuteRequest{Code: "input name?"}, &recorder{})
+	if res.Err == nil || !strings.Contains(res.Err.Value, "allow_stdin") {
+		t.Errorf("input without stdin: %+v, want an error naming allow_stdin", res)
+	}
+}
+
+func TestMagics(t *testing.T) {
+	c := newTestClient(t, Config{})
+	if _, out := mustRun(t, c, "!echo from the shell; echo to stderr >&2"); out.text("stdout") != "from the shell\n" || out.text("stderr") != "to stderr\n" {
+		t.Errorf("!echo: %q", out.events)
+	}
+	res, _ := run(t, c, "!exit 7")
+	if res.Err == nil || res.Err.Name != "ShellError" || !strings.Contains(res.Err.Value, "exit status 7") {
+		t.Errorf("!exit 7: %+v, want a ShellError naming exit status 7", res)
+	}
+	if _, out := mustRun(t, c, "%env GOTRAIN_MAGIC_TEST=on"); out.text("stdout") != "env: GOTRAIN_MAGIC_TEST=on\n" {
+		t.Errorf("%%env set: %q", out.events)
+	}
+	if v, _ := mustRun(t, c, "env GOTRAIN_MAGIC_TEST"); v != "on" {
+		t.Errorf("the cell sees GOTRAIN_MAGIC_TEST=%q, want on", v)
+	}
+	if _, out := mustRun(t, c, "!echo $GOTRAIN_MAGIC_TEST"); out.text("stdout") != "on\n" {
+		t.Errorf("a shell command sees %q, want on", out.text("stdout"))
+	}
+	if v, _ := mustRun(t, c, "env "+TokenEnv); v != "" {
+		t.Errorf("the worker's token is visible to cells")
+	}
+	if _, out := mustRun(t, c, "%time\nout x"); !strings.Contains(out.text("stdout"), "CPU times: user") || !strings.Contains(out.text("stdout"), "Wall time:") {
+		t.Errorf("%%time: %q", out.events)
+	}
+	res, _ = run(t, c, "%timeit\nout x")
+	if res.Err == nil || res.Err.Name != "UnknownMagic" || !strings.Contains(res.Err.Value, "%timeit") || !strings.Contains(res.Err.Value, "%reset") {
+		t.Errorf("%%timeit: %+v, want UnknownMagic naming it and listing the magics", res)
+	}
+	if _, out := mustRun(t, c, "%help"); !strings.Contains(strings.Join(out.events, ""), "%reset") {
+		t.Errorf("%%help: %q", out.events)
+	}
+	mustRun(t, c, "set x=1")
+	if _, out := mustRun(t, c, "%reset"); !strings.Contains(out.text("stdout"), "reset") {
+		t.Errorf("%%reset: %q", out.events)
+	}
+	res, out := run(t, c, "get x")
+	if res.Err == nil || res.Err.Name != "NameError" {
+		t.Errorf("get x after %%reset: %+v, want NameError", res)
+	}
+	if strings.Contains(out.text("stderr"), "fresh session") {
+		t.Errorf("a reset asked for is not a lost session: %q", out.text("stderr"))
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory does not fit an address-space limit")
+	}
+	c := newTestClient(t, Config{})
+	if _, out := mustRun(t, c, "%limit memory 512MiB"); !strings.Contains(out.text("stdout"), "512MiB") {
+		t.Errorf("%%limit: %q", out.events)
+	}
+	res, _ := run(t, c, "alloc 1GiB")
+	if res.Err == nil || res.Err.Name != "WorkerExited" || !strings.Contains(res.Err.Value, "out of memory") {
+		t.Fatalf("alloc past the limit: %+v, want WorkerExited out of memory", res)
+	}
+	// The fresh worker starts with the same limit.
+	if _, out := mustRun(t, c, "%limit"); !strings.Contains(out.text("stdout"), "512MiB") {
+		t.Errorf("the limit after a restart: %q", out.events)
+	}
+	mustRun(t, c, "alloc 256MiB")
+}
+
+func TestOrphanExits(t *testing.T) {
+	c := newTestClient(t, Config{})
+	mustRun(t, c, "out up")
+	p := c.mu.w
+	pid := p.cmd.Process.Pid
+	// The kernel vanishing looks like this to the worker: its link closes
+	// with no shutdown frame.
+	p.stopping.Store(true)
+	p.linkMu.Lock()
+	p.link.close()
+	p.linkMu.Unlock()
+	select {
+	case <-p.dead:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("worker %d still runs 10 s after its link closed", pid)
+	}
+	if !p.cmd.ProcessState.Exited() {
+		t.Errorf("the orphan did not exit by itself: %s", p.cmd.ProcessState)
+	}
+}
+
+func TestRefusesWrongToken(t *testing.T) {
+	c := newTestClient(t, Config{Listen: "tcp:127.0.0.1:0"})
+	network, addr, _ := c.Address().split()
+	// A silent peer and a peer with a wrong token hold no slot.
+	silent, err := dialTimeout(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	wrong, err := dialTimeout(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLink(wrong)
+	l.sendJSON(kindHello, helloMsg{Token: "not the token"})
+	wrong.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := l.read(); err == nil {
+		t.Errorf("a wrong token got a frame back")
+	}
+	if v, _ := mustRun(t, c, "over tcp"); v != "over tcp" {
+		t.Errorf("the real worker over TCP: %q", v)
+	}
+}
+
+func dialTimeout(network, addr string) (net.Conn, error) {
+	return net.DialTimeout(network, addr, 5*time.Second)
+}
