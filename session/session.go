@@ -89,8 +89,8 @@ func New(opts Options) (*Session, error) {
 		// and %env agree, and `!cmd` children see it), and os.Exit.
 		Unrestricted: true,
 		Stdin:        stdinReader{s.router},
-		Stdout: streamWriter{s.router, 0},
-		Stderr: interpStderr{s.router},
+		Stdout:       streamWriter{s.router, 0},
+		Stderr:       interpStderr{s.router},
 	})
 	tables := append([]interp.Exports{stdlib.Symbols, shimSymbols, s.runtimeSymbols()}, opts.Symbols...)
 	s.tables = tables
