@@ -57,6 +57,10 @@
 // (or a whole Sequential) between cells: its variables leave
 // TrainableVariables, and the next Run retraces.
 //
+// Outside step functions, Sequential.Predict and Sequential.Evaluate run a
+// model in inference mode on the strategy it was created under, over any
+// number of rows (traced once, with the results of strategy.Run and Gather).
+//
 // # Losses and metrics
 //
 // Losses (SparseCategoricalCrossentropy, CategoricalCrossentropy,

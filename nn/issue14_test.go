@@ -237,3 +237,83 @@ func TestIssue14Strings(t *testing.T) {
 		})
 	}
 }
+
+// TestIssue14Predict: Predict and Evaluate run a model outside any step
+// function, on any number of rows, traced once, with the results of
+// strategy.Run and Gather over the same batches.
+func TestIssue14Predict(t *testing.T) {
+	for _, replicas := range []int{1, 3} {
+		s := newStrategy(t, strategy.WithReplicas(replicas), strategy.WithWarnings(nil)) // the reference retraces
+		var model *nn.Sequential
+		s.Scope(func() { model = nn.NewSequential(nn.Dense(8, nn.ReLU), nn.Dense(3)) })
+		forward := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return model.Call(ctx, x, false) }
+		for _, rows := range []int{1, 255, 256, 700} {
+			t.Run(fmt.Sprintf("replicas=%d/rows=%d", replicas, rows), func(t *testing.T) {
+				x := data.RandomNormal(uint64(rows), rows, 5)
+				got := model.Predict(x)
+				var want []float64
+				batch := (nn.PredictBatch + replicas - 1) / replicas * replicas
+				for it := s.DistributeDataset(data.FromTensorSlices(x).Batch(batch)).Iter(); it.Next(); {
+					want = append(want, s.Gather(s.Run(forward, it.Batch()), 0).Data...)
+				}
+				if !slices.Equal(got.Shape, []int{rows, 3}) || !slices.Equal(got.Data, want) {
+					t.Errorf("Predict: shape %v, values equal to Run+Gather: %v; want shape [%d 3] and equal", got.Shape, slices.Equal(got.Data, want), rows)
+				}
+			})
+		}
+		traces := s.Traces()
+		model.Predict(data.RandomNormal(9, 17, 5))
+		if s.Traces() != traces {
+			t.Errorf("replicas=%d: Predict on 17 rows traced again (%d traces, had %d)", replicas, s.Traces(), traces)
+		}
+		t.Run(fmt.Sprintf("replicas=%d/evaluate", replicas), func(t *testing.T) {
+			x := data.RandomNormal(3, 70, 5)
+			y := data.RandomInts(4, 3, 70)
+			pred := model.Predict(x)
+			want := &nn.SparseCategoricalAccuracy{}
+			want.Update(y, pred)
+			acc := &nn.SparseCategoricalAccuracy{}
+			acc.Update(y, pred) // Evaluate resets it first
+			res := model.Evaluate(data.FromTensorSlices(x, y).Batch(32), acc)
+			if res["accuracy"] != want.Result() || acc.Result() != want.Result() {
+				t.Errorf("Evaluate: %v (metric %v), want accuracy %v", res, acc.Result(), want.Result())
+			}
+		})
+	}
+	outside := nn.NewSequential(nn.Dense(2))
+	want := "nn: sequential: Predict: the model was created outside any strategy.Scope, so it has no strategy to run on; create it inside s.Scope(func() { ... })"
+	if v := panics(func() { outside.Predict(data.Zeros(2, 3)) }); v == nil || !strings.HasSuffix(fmt.Sprint(v), want[len("nn: sequential"):]) {
+		t.Errorf("Predict without a strategy: panic %v, want %s", v, want)
+	}
+}
+
+func ExampleSequential_Predict() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2))
+	defer s.Close()
+	var model *nn.Sequential
+	s.Scope(func() { model = nn.NewSequential(nn.Dense(4, nn.ReLU), nn.Dense(2)) })
+	probs := model.Predict(data.RandomNormal(1, 5, 3))
+	fmt.Println(probs.Shape)
+	// Output:
+	// [5 2]
+}
+
+func ExampleSequential_Evaluate() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2))
+	defer s.Close()
+	var model *nn.Sequential
+	s.Scope(func() {
+		model = nn.NewSequential(nn.Dense(2))
+		model.Build([]int{1, 1})
+	})
+	// Class 1 when x > 0: logits -x and x.
+	model.Layers()[0].(*nn.DenseLayer).Kernel().Assign([]float64{-1, 1})
+	x := data.NewTensor([]int{5, 1}, []float64{-2, -1, 1, 2, 3})
+	y := data.NewTensor([]int{5}, []float64{0, 0, 1, 1, 0})
+	acc := &nn.SparseCategoricalAccuracy{}
+	res := model.Evaluate(data.FromTensorSlices(x, y).Batch(3), acc)
+	fmt.Printf("%.2f\n%v\n", res["accuracy"], acc)
+	// Output:
+	// 0.80
+	// accuracy: 0.8000 (4 of 5 examples)
+}

@@ -12,6 +12,11 @@ type Sequential struct {
 	layerBase
 	layers  []Layer
 	inShape []int // input shape of the first call or Build, nil before
+
+	// The step functions of Predict and Evaluate, made on first use and
+	// kept so that the strategy's trace cache finds them.
+	predict  func(ctx *strategy.ReplicaContext, x *Tensor) *Tensor
+	evaluate func(ctx *strategy.ReplicaContext, x *Tensor, rest ...*Tensor) *Tensor
 }
 
 // NewSequential returns a model of the given layers, named sequential,

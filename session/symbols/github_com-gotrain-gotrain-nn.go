@@ -3,8 +3,11 @@
 package symbols
 
 import (
+	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"go/constant"
+	"go/token"
 	"reflect"
 )
 
@@ -48,6 +51,7 @@ func init() {
 		"NewSGD":                    reflect.ValueOf(nn.NewSGD),
 		"NewSequential":             reflect.ValueOf(nn.NewSequential),
 		"PartialRestore":            reflect.ValueOf(nn.PartialRestore),
+		"PredictBatch":              reflect.ValueOf(constant.MakeFromLiteral("256", token.INT, 0)),
 		"ReLU":                      reflect.ValueOf(nn.ReLU),
 		"ReadCheckpointIndex":       reflect.ValueOf(nn.ReadCheckpointIndex),
 		"ReductionAuto":             reflect.ValueOf(nn.ReductionAuto),
@@ -109,6 +113,7 @@ func init() {
 		"OptimizerOption":               reflect.ValueOf((*nn.OptimizerOption)(nil)),
 		"Padding":                       reflect.ValueOf((*nn.Padding)(nil)),
 		"Precision":                     reflect.ValueOf((*nn.Precision)(nil)),
+		"PredictionMetric":              reflect.ValueOf((*nn.PredictionMetric)(nil)),
 		"RMSprop":                       reflect.ValueOf((*nn.RMSprop)(nil)),
 		"Recall":                        reflect.ValueOf((*nn.Recall)(nil)),
 		"Reduction":                     reflect.ValueOf((*nn.Reduction)(nil)),
@@ -126,12 +131,13 @@ func init() {
 		"VariableSource":                reflect.ValueOf((*nn.VariableSource)(nil)),
 
 		// interface wrapper definitions
-		"_Layer":          reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Layer)(nil)),
-		"_Loss":           reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Loss)(nil)),
-		"_Metric":         reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Metric)(nil)),
-		"_Optimizer":      reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Optimizer)(nil)),
-		"_Schedule":       reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Schedule)(nil)),
-		"_VariableSource": reflect.ValueOf((*_github_com_gotrain_gotrain_nn_VariableSource)(nil)),
+		"_Layer":            reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Layer)(nil)),
+		"_Loss":             reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Loss)(nil)),
+		"_Metric":           reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Metric)(nil)),
+		"_Optimizer":        reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Optimizer)(nil)),
+		"_PredictionMetric": reflect.ValueOf((*_github_com_gotrain_gotrain_nn_PredictionMetric)(nil)),
+		"_Schedule":         reflect.ValueOf((*_github_com_gotrain_gotrain_nn_Schedule)(nil)),
+		"_VariableSource":   reflect.ValueOf((*_github_com_gotrain_gotrain_nn_VariableSource)(nil)),
 	}
 }
 
@@ -217,6 +223,28 @@ func (W _github_com_gotrain_gotrain_nn_Optimizer) ApplyGradients(ctx *strategy.R
 }
 func (W _github_com_gotrain_gotrain_nn_Optimizer) Iterations() int {
 	return W.WIterations()
+}
+
+// _github_com_gotrain_gotrain_nn_PredictionMetric is an interface wrapper for PredictionMetric type
+type _github_com_gotrain_gotrain_nn_PredictionMetric struct {
+	IValue  interface{}
+	WName   func() string
+	WReset  func()
+	WResult func() float64
+	WUpdate func(yTrue data.Tensor, yPred data.Tensor)
+}
+
+func (W _github_com_gotrain_gotrain_nn_PredictionMetric) Name() string {
+	return W.WName()
+}
+func (W _github_com_gotrain_gotrain_nn_PredictionMetric) Reset() {
+	W.WReset()
+}
+func (W _github_com_gotrain_gotrain_nn_PredictionMetric) Result() float64 {
+	return W.WResult()
+}
+func (W _github_com_gotrain_gotrain_nn_PredictionMetric) Update(yTrue data.Tensor, yPred data.Tensor) {
+	W.WUpdate(yTrue, yPred)
 }
 
 // _github_com_gotrain_gotrain_nn_Schedule is an interface wrapper for Schedule type
