@@ -319,7 +319,11 @@ func (s *batchStream) next() ([]Tensor, bool) {
 			break
 		}
 		if i == 0 {
-			s.reset(e)
+			if err := s.reset(e); err != nil {
+				s.e = err
+				s.done = true
+				return nil, false
+			}
 		} else if err := s.check(e); err != nil {
 			s.e = err
 			s.done = true
@@ -346,8 +350,16 @@ func (s *batchStream) next() ([]Tensor, bool) {
 }
 
 // reset shapes the output buffers for a batch whose first element is e,
-// reusing their storage.
-func (s *batchStream) reset(e []Tensor) {
+// reusing their storage. It fails when the buffers would not fit in the
+// machine's memory.
+func (s *batchStream) reset(e []Tensor) error {
+	for k, t := range e {
+		if len(s.out) <= k || cap(s.out[k].Data) < s.n*len(t.Data) {
+			if err := CheckAlloc(fmt.Sprintf("batch: component %d", k), append([]int{s.n}, t.Shape...), 8*max(1, len(s.sets))); err != nil {
+				return err
+			}
+		}
+	}
 	if len(s.out) != len(e) {
 		s.out = make([]Tensor, len(e))
 	}
@@ -360,6 +372,7 @@ func (s *batchStream) reset(e []Tensor) {
 		}
 		o.Data = o.Data[:w]
 	}
+	return nil
 }
 
 func (s *batchStream) check(e []Tensor) error {

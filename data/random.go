@@ -15,9 +15,10 @@ func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, pcgStre
 // RandomNormal returns a tensor of the given shape with values drawn from
 // the standard normal distribution by a PCG generator seeded with seed: the
 // same seed and shape always give the same tensor.
-// It panics with an error wrapping ErrShape if a dimension is negative.
+// It panics with an error wrapping ErrShape if a dimension is negative, and
+// ErrMemory if the tensor would not fit in the machine's memory.
 func RandomNormal(seed uint64, shape ...int) Tensor {
-	t := Zeros(shape...)
+	t := zeros("RandomNormal", shape)
 	r := newRand(seed)
 	for i := range t.Data {
 		t.Data[i] = r.NormFloat64()
@@ -28,12 +29,13 @@ func RandomNormal(seed uint64, shape ...int) Tensor {
 // RandomUniform returns a tensor of the given shape with values drawn
 // uniformly from [lo, hi) by a PCG generator seeded with seed.
 // It panics with an error wrapping ErrArgument unless lo ≤ hi and both are
-// finite, and with ErrShape if a dimension is negative.
+// finite, with ErrShape if a dimension is negative, and with ErrMemory if
+// the tensor would not fit in the machine's memory.
 func RandomUniform(seed uint64, lo, hi float64, shape ...int) Tensor {
 	if !(lo <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		panic(fmt.Errorf("%w: RandomUniform: want finite lo ≤ hi, got [%v, %v)", ErrArgument, lo, hi))
 	}
-	t := Zeros(shape...)
+	t := zeros("RandomUniform", shape)
 	r := newRand(seed)
 	for i := range t.Data {
 		t.Data[i] = lo + (hi-lo)*r.Float64()
@@ -50,13 +52,14 @@ func RandomUniform(seed uint64, lo, hi float64, shape ...int) Tensor {
 // last in Go), not in tf.random.uniform's (shape first). The values are
 // float64, the one element type of a Tensor; every integer below 2⁵³ is
 // exact, and the sparse losses and metrics take class ids as such floats.
-// It panics with an error wrapping ErrArgument if n ≤ 0, and with ErrShape
-// if a dimension is negative.
+// It panics with an error wrapping ErrArgument if n ≤ 0, with ErrShape if a
+// dimension is negative, and with ErrMemory if the tensor would not fit in
+// the machine's memory.
 func RandomInts(seed uint64, n int, shape ...int) Tensor {
 	if n <= 0 {
 		panic(fmt.Errorf("%w: RandomInts: want n > 0, got %d", ErrArgument, n))
 	}
-	t := Zeros(shape...)
+	t := zeros("RandomInts", shape)
 	r := newRand(seed)
 	for i := range t.Data {
 		t.Data[i] = float64(r.IntN(n))

@@ -40,9 +40,16 @@ func NewTensor(shape []int, data []float64) Tensor {
 }
 
 // Zeros returns a tensor of the given shape filled with zeros.
-// It panics with an error wrapping ErrShape if a dimension is negative.
-func Zeros(shape ...int) Tensor {
+// It panics with an error wrapping ErrShape if a dimension is negative, and
+// ErrMemory if the tensor would not fit in the machine's memory.
+func Zeros(shape ...int) Tensor { return zeros("Zeros", shape) }
+
+// zeros is Zeros for the function named what.
+func zeros(what string, shape []int) Tensor {
 	n := shapeLen(shape)
+	if err := CheckAlloc(what, shape, 8); err != nil {
+		panic(err)
+	}
 	return Tensor{Shape: append([]int(nil), shape...), Data: make([]float64, n)}
 }
 

@@ -54,6 +54,7 @@ func (l *Conv2DLayer) Build(inputShape []int) {
 		panic(shapeError("%s: want input shape [batch, height, width, channels], got %v", l.name, inputShape))
 	}
 	in, k := inputShape[3], l.size
+	l.checkAlloc("kernel", []int{k, k, in, l.filters})
 	init := glorot(l.name+"/kernel", k*k*in*l.filters, k*k*in, k*k*l.filters)
 	l.kernel = l.newWeight("kernel", []int{k, k, in, l.filters}, init)
 	if l.useB {

@@ -66,6 +66,7 @@ func (d *DenseLayer) Build(inputShape []int) {
 		panic(shapeError("%s: want input shape [batch, width], got %v", d.name, inputShape))
 	}
 	in := inputShape[1]
+	d.checkAlloc("kernel", []int{in, d.units})
 	kname := d.name + "/kernel"
 	d.kernel = d.newWeight("kernel", []int{in, d.units}, GlorotUniform(kname, in, d.units))
 	if d.useB {

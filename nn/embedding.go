@@ -36,6 +36,7 @@ func (l *EmbeddingLayer) Build([]int) {
 	if l.Built() {
 		return
 	}
+	l.checkAlloc("embeddings", []int{l.vocab, l.dim})
 	rng := initStream(l.name + "/embeddings")
 	init := make([]float64, l.vocab*l.dim)
 	for i := range init {

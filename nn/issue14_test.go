@@ -317,3 +317,25 @@ func ExampleSequential_Evaluate() {
 	// 0.80
 	// accuracy: 0.8000 (4 of 5 examples)
 }
+
+// TestIssue14LayerTooLarge: a layer whose weights would not fit in memory
+// fails its step with an error naming the layer and the shape, and the
+// session trains on.
+func TestIssue14LayerTooLarge(t *testing.T) {
+	if err := data.CheckAlloc("probe", []int{1 << 50}, 8); err == nil {
+		t.Skip("this machine's memory cannot be read")
+	}
+	s := newStrategy(t)
+	var wide *nn.Sequential
+	s.Scope(func() { wide = nn.NewSequential(nn.Dense(1 << 20)) })
+	forward := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return wide.Call(ctx, x, false) }
+	_, err := s.TryRun(forward, data.Zeros(1, 1<<20))
+	want := "strategy: replica 0: nn: dense: data: not enough memory: dense/kernel: shape [1048576 1048576] needs 16 TiB, more than this machine's "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, data.ErrMemory) {
+		t.Fatalf("TryRun error\n got %v\nwant %s... wrapping data.ErrMemory", err, want)
+	}
+	r := newNumericsRun(t, 8, 4, func() nn.Optimizer { return nn.NewSGD(0.1) })
+	if err := r.run(-1); err != nil {
+		t.Errorf("a step after the failure: %v", err)
+	}
+}

@@ -1,10 +1,12 @@
 package nn
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
 
+	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -174,6 +176,16 @@ func (l *layerBase) setTrainable(t bool, weights ...*Variable) {
 		if v != nil {
 			v.SetTrainable(t)
 		}
+	}
+}
+
+// checkAlloc panics with an error wrapping data.ErrMemory when weight name
+// of the given shape, with its initial values (float64) and its storage,
+// would not fit in the machine's memory: the runtime would end the process
+// instead (issue 14).
+func (l *layerBase) checkAlloc(name string, shape []int) {
+	if err := data.CheckAlloc(l.name+"/"+name, shape, 8+8); err != nil {
+		panic(&kindError{msg: fmt.Sprintf("nn: %s: %v", l.name, err), kind: data.ErrMemory})
 	}
 }
 

@@ -12,9 +12,11 @@ import (
 func init() {
 	Symbols["github.com/gotrain/gotrain/data/data"] = map[string]reflect.Value{
 		// function, constant and variable definitions
+		"CheckAlloc":       reflect.ValueOf(data.CheckAlloc),
 		"DropRemainder":    reflect.ValueOf(data.DropRemainder),
 		"ErrArgument":      reflect.ValueOf(&data.ErrArgument).Elem(),
 		"ErrFormat":        reflect.ValueOf(&data.ErrFormat).Elem(),
+		"ErrMemory":        reflect.ValueOf(&data.ErrMemory).Elem(),
 		"ErrShape":         reflect.ValueOf(&data.ErrShape).Elem(),
 		"FromFunc":         reflect.ValueOf(data.FromFunc),
 		"FromTensorSlices": reflect.ValueOf(data.FromTensorSlices),
