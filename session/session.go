@@ -112,25 +112,20 @@ func New(opts Options) (*Session, error) {
 }
 
 // runtimeSymbols replaces the standard library symbols that must reach the
-// running cell or obey interrupts: time.Sleep becomes interruptible and
-// os.Stdout/Stderr/Stdin become the cell's streams. They are io.Writer and
-// io.Reader values rather than *os.File, because a cell's output is not a
-// file descriptor.
+// running cell or obey interrupts: time.Sleep becomes interruptible, and
+// os.Stdin reads the front end's input box (an io.Reader rather than an
+// *os.File, since the notebook is not a file descriptor).
 func (s *Session) runtimeSymbols() interp.Exports {
-	var (
-		stdout io.Writer = streamWriter{s.router, 0}
-		stderr io.Writer = streamWriter{s.router, 1}
-		stdin  io.Reader = stdinReader{s.router}
-	)
+	var stdin io.Reader = stdinReader{s.router}
 	return interp.Exports{
 		"time/time": {
 			"Sleep": reflect.ValueOf(safepoint.Sleep),
 			"After": reflect.ValueOf(interruptibleAfter),
 		},
 		"os/os": {
-			"Stdout": reflect.ValueOf(&stdout).Elem(),
-			"Stderr": reflect.ValueOf(&stderr).Elem(),
-			"Stdin":  reflect.ValueOf(&stdin).Elem(),
+			// os.Stdout and os.Stderr stay the process's *os.File: the
+			// worker captures fds 1 and 2 for the running cell.
+			"Stdin": reflect.ValueOf(&stdin).Elem(),
 			// yaegi's stdlib table makes Exit a panic and refuses
 			// FindProcess on the process itself, sandboxing a host that
 			// runs scripts; a worker is the program's own process.

@@ -287,7 +287,7 @@ func TestGoroutinePanicReported(t *testing.T) {
 
 func TestStreamingFromGoroutine(t *testing.T) {
 	s := newSession(t)
-	mustRun(t, s, "import (\n\t\"fmt\"\n\t\"os\"\n\t\"time\"\n)")
+	mustRun(t, s, "import (\n\t\"fmt\"\n\t\"log\"\n\t\"time\"\n)\nlog.SetFlags(0)")
 	first := make(chan struct{})
 	rec := &recorder{}
 	var once bool
@@ -299,7 +299,7 @@ func TestStreamingFromGoroutine(t *testing.T) {
 	}
 	done := make(chan kernel.ExecuteResult, 1)
 	go func() {
-		done <- s.Execute(context.Background(), kernel.ExecuteRequest{Code: "finished := make(chan bool)\ngo func() {\n\tfmt.Println(\"from goroutine\")\n\tfmt.Fprintln(os.Stderr, \"to stderr\")\n\tfinished <- true\n}()\n<-finished\ntime.Sleep(300 * time.Millisecond)"}, rec)
+		done <- s.Execute(context.Background(), kernel.ExecuteRequest{Code: "finished := make(chan bool)\ngo func() {\n\tfmt.Println(\"from goroutine\")\n\tlog.Print(\"to stderr\")\n\tfinished <- true\n}()\n<-finished\ntime.Sleep(300 * time.Millisecond)"}, rec)
 	}()
 	select {
 	case <-first:

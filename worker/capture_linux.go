@@ -24,36 +24,40 @@ const fSetPipeSize = 1031 // F_SETPIPE_SZ
 type capture struct {
 	fds  [2]int      // read ends for stdout and stderr; non-blocking
 	keep [2]*os.File // the files behind fds, when this process made the pipes
-	diag *os.File    // gets a copy of fd 2's text
+	diag *os.File    // the worker's diagnostics and crash output
+	// errCopy gets fd 2's text as soon as it is read, or is -1; see FDsEnv.
+	errCopy int
 	sink func(stream int, p []byte)
 	mu   sync.Mutex // held while draining, so Flush and the reader take turns
 	buf  []byte     // guarded by mu
 }
 
 // FDsEnv names the inherited file descriptors a worker captures, as
-// "STDOUT_READ,STDERR_READ,DIAG": a kernel that starts a worker makes fds 1
-// and 2 pipes, passes their read ends, and keeps a copy of the stderr
-// pipe's read end, so that what a dying worker wrote there and did not read
-// itself (the runtime's "fatal error: …" line) is still there for the
-// kernel to read. DIAG is where the worker's own diagnostics and crash
-// output go. Without it (a worker started by another launcher) the worker
-// makes the pipes itself and its original stderr is DIAG.
+// "STDOUT_READ,STDERR_READ,DIAG,ERRCOPY". A kernel that starts a worker
+// makes fds 1 and 2 pipes and passes their read ends. The runtime prints a
+// fatal error's first line ("fatal error: stack overflow") to fd 2 alone,
+// just before it stops every thread, so the kernel gets that text two ways:
+// the worker copies each piece it reads from fd 2 to ERRCOPY at once, and
+// the kernel keeps a copy of the stderr pipe's read end to read what the
+// worker never got to. DIAG is where the worker's own diagnostics and crash
+// output go. Without FDsEnv (a worker started by another launcher) the
+// worker makes the pipes itself and its original stderr is DIAG.
 const FDsEnv = "GOTRAIN_WORKER_FDS"
 
 // startCapture takes over fds 1 and 2 and starts the goroutine that reads
 // them. It returns the diagnostics file, which the caller uses for its own
 // messages and crash output. sink is called with the capture's lock held
-// and must not block on the capture. Text read from fd 2 is also copied to
-// the diagnostics file as it is read, for the kernel's report if the worker
-// dies before it could send it.
+// and must not block on the capture.
 func startCapture(sink func(stream int, p []byte)) (*capture, *os.File, error) {
-	c := &capture{sink: sink, buf: make([]byte, 64<<10)}
+	c := &capture{sink: sink, buf: make([]byte, 64<<10), errCopy: -1}
 	if spec := os.Getenv(FDsEnv); spec != "" {
 		os.Unsetenv(FDsEnv)
-		var out, errR, diag int
-		if _, err := fmt.Sscanf(spec, "%d,%d,%d", &out, &errR, &diag); err != nil {
-			return nil, nil, fmt.Errorf("worker: capture: %s=%q: want three descriptors, as 3,4,5", FDsEnv, spec)
+		var out, errR, diag, errCopy int
+		if _, err := fmt.Sscanf(spec, "%d,%d,%d,%d", &out, &errR, &diag, &errCopy); err != nil {
+			return nil, nil, fmt.Errorf("worker: capture: %s=%q: want four descriptors, as 3,4,5,6", FDsEnv, spec)
 		}
+		syscall.CloseOnExec(errCopy)
+		c.errCopy = errCopy
 		for i, fd := range []int{out, errR} {
 			syscall.CloseOnExec(fd)
 			if err := syscall.SetNonblock(fd, true); err != nil {
@@ -136,8 +140,8 @@ func (c *capture) Flush() {
 		for {
 			n, err := syscall.Read(fd, c.buf)
 			if n > 0 {
-				if i == 1 {
-					c.diag.Write(c.buf[:n])
+				if i == 1 && c.errCopy >= 0 {
+					syscall.Write(c.errCopy, c.buf[:n])
 				}
 				c.sink(i, c.buf[:n])
 			}

@@ -175,7 +175,7 @@ func (c *Client) spawnLocked() *proc {
 		args = append(args, "--memory-limit", strconv.FormatInt(c.mu.memLimit, 10))
 	}
 	p.cmd = exec.Command(c.cfg.Command[0], args...)
-	p.cmd.Env = append(append(os.Environ(), c.cfg.Env...), TokenEnv+"="+p.token, FDsEnv+"=3,4,5")
+	p.cmd.Env = append(append(os.Environ(), c.cfg.Env...), TokenEnv+"="+p.token, FDsEnv+"=3,4,5,6")
 	// Its own process group: a signal a front end sends the kernel's group
 	// (jupyter_client sends SIGINT that way) must not end the session; the
 	// kernel forwards interrupts over the link instead.

@@ -77,9 +77,10 @@ func TestParseLimit(t *testing.T) {
 }
 
 func TestCrashSummary(t *testing.T) {
-	diag := "worker log line\nruntime: goroutine stack exceeds 1000000000-byte limit\nfatal error: stack overflow\n\nruntime stack:\nruntime.throw(...)\n"
-	got := crashSummary([]byte(diag))
-	want := []string{"runtime: goroutine stack exceeds 1000000000-byte limit", "fatal error: stack overflow"}
+	stderr := "cell output\nruntime: goroutine stack exceeds 1000000000-byte limit\nfatal error: stack overflow\n"
+	diag := "worker log line\n\nruntime stack:\nruntime.throw(...)\nSIGABRT: abort\nfatal error: stack overflow\n"
+	got := crashSummary([]byte(stderr), []byte(diag))
+	want := []string{"runtime: goroutine stack exceeds 1000000000-byte limit", "fatal error: stack overflow", "SIGABRT: abort"}
 	if !slices.Equal(got, want) {
 		t.Errorf("crashSummary = %q, want %q", got, want)
 	}

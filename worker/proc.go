@@ -32,7 +32,8 @@ type proc struct {
 	dead    chan struct{} // closed when the process is reaped; how and summary are set
 	started time.Time
 
-	diag     tail     // the worker's diagnostics, crash output and a copy of its fd 2
+	diag     tail     // the worker's diagnostics and crash output
+	errText  tail     // the worker's fd 2: what it copied as it read, then what was left in the pipe
 	errPipe  *os.File // a copy of the read end of the worker's fd 2, read after it died
 	stopping atomic.Bool
 	isReady  atomic.Bool
@@ -46,6 +47,7 @@ type proc struct {
 		sync.Mutex
 		cell   *cellCall
 		nextID uint64
+		exited bool // finish has failed the waiting calls; no new ones
 	}
 	replies map[uint64]chan replyMsg // guarded by mu
 }
@@ -111,7 +113,8 @@ func (p *proc) run() {
 }
 
 // start creates the worker's pipes (see FDsEnv) and starts the process.
-// diagDone is closed when the diagnostics pipe has been read to its end.
+// diagDone is closed when the diagnostics and stderr-copy pipes have been
+// read to their end.
 func (p *proc) start() (diagDone chan struct{}, err error) {
 	var files []*os.File // the child's ends, closed here once it has them
 	defer func() {
@@ -130,6 +133,7 @@ func (p *proc) start() (diagDone chan struct{}, err error) {
 	outR, outW := pipe()
 	errR, errW := pipe()
 	diagR, diagW := pipe()
+	copyR, copyW := pipe()
 	if err != nil {
 		return nil, err
 	}
@@ -140,18 +144,30 @@ func (p *proc) start() (diagDone chan struct{}, err error) {
 		rc.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, pipeSize) })
 	}
 	p.cmd.Stdout, p.cmd.Stderr = outW, errW
-	p.cmd.ExtraFiles = []*os.File{outR, errR, diagW} // fds 3, 4, 5
+	p.cmd.ExtraFiles = []*os.File{outR, errR, diagW, copyW} // fds 3, 4, 5, 6
 	if err := p.cmd.Start(); err != nil {
 		errR.Close()
 		diagR.Close()
+		copyR.Close()
 		return nil, err
 	}
 	p.errPipe = errR
 	diagDone = make(chan struct{})
+	var copies sync.WaitGroup
+	for _, c := range []struct {
+		r *os.File
+		t *tail
+	}{{diagR, &p.diag}, {copyR, &p.errText}} {
+		copies.Add(1)
+		go func() {
+			defer copies.Done()
+			io.Copy(c.t, c.r)
+			c.r.Close()
+		}()
+	}
 	go func() {
-		defer close(diagDone)
-		io.Copy(&p.diag, diagR)
-		diagR.Close()
+		copies.Wait()
+		close(diagDone)
 	}()
 	return diagDone, nil
 }
@@ -162,7 +178,7 @@ func (p *proc) leftover() {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := p.errPipe.Read(buf)
-		p.diag.Write(buf[:n])
+		p.errText.Write(buf[:n])
 		if err != nil || n == 0 {
 			return
 		}
@@ -174,12 +190,18 @@ func (p *proc) leftover() {
 func (p *proc) finish(waitErr error, why string) {
 	p.how = why + describeExit(p.cmd, waitErr)
 	p.leftover()
-	p.summary = crashSummary(p.diag.bytes())
+	// The runtime prints "fatal error: …" to fd 2 only; the traceback that
+	// follows goes to the crash output too.
+	p.summary = crashSummary(p.errText.bytes(), p.diag.bytes())
 	if !p.stopping.Load() {
 		p.c.log.Warn("worker: exited", "how", p.how, "summary", strings.Join(p.summary, " | "))
 	}
 	err := p.exitError("WorkerExited", "the worker process running this session exited")
+	// The client replaces the worker before the waiting cell hears of the
+	// exit, so that the cell after it already finds the fresh one.
+	p.c.died(p)
 	p.mu.Lock()
+	p.mu.exited = true
 	if cell := p.mu.cell; cell != nil {
 		p.mu.cell = nil
 		cell.result <- resultMsg{Err: &execError{Name: err.e.Name, Value: err.e.Value, Traceback: err.e.Traceback}}
@@ -189,7 +211,6 @@ func (p *proc) finish(waitErr error, why string) {
 		delete(p.replies, id)
 	}
 	p.mu.Unlock()
-	p.c.died(p)
 }
 
 // serve reads frames until the link ends.
@@ -295,14 +316,13 @@ func (p *proc) sendJSON(k kind, v any) error {
 func (p *proc) execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
 	call := &cellCall{out: out, result: make(chan resultMsg, 1)}
 	p.mu.Lock()
-	select {
-	case <-p.dead:
+	if p.mu.exited {
 		p.mu.Unlock()
 		return resultOf(p.exitError("WorkerExited", "the worker process running this session exited"))
-	default:
 	}
 	p.mu.cell = call
 	p.mu.Unlock()
+	p.errText.reset() // a crash report reads this cell's stderr, not an earlier one's
 	err := p.sendJSON(kindExecute, executeMsg{Code: req.Code, Silent: req.Silent, StoreHistory: req.StoreHistory,
 		AllowStdin: req.AllowStdin, ExecutionCount: req.ExecutionCount})
 	if err != nil {
@@ -331,11 +351,9 @@ func (p *proc) execute(ctx context.Context, req kernel.ExecuteRequest, out kerne
 func (p *proc) request(m requestMsg) (replyMsg, bool) {
 	ch := make(chan replyMsg, 1)
 	p.mu.Lock()
-	select {
-	case <-p.dead:
+	if p.mu.exited {
 		p.mu.Unlock()
 		return replyMsg{}, false
-	default:
 	}
 	p.mu.nextID++
 	m.ID = p.mu.nextID
@@ -443,23 +461,31 @@ func signalName(sig syscall.Signal) string {
 var crashLine = regexp.MustCompile(`^(fatal error: |panic: |runtime: |SIG[A-Z]+: |signal arrived|\[signal |worker: )`)
 
 // crashSummary picks the lines of a dying worker's stderr that say why,
-// at most eight, or its last five lines when none match.
-func crashSummary(diag []byte) []string {
-	lines := strings.Split(strings.TrimRight(string(diag), "\n"), "\n")
-	var out []string
-	for _, ln := range lines {
-		if crashLine.MatchString(ln) && len(out) < 8 && !slices.Contains(out, ln) {
-			out = append(out, strings.TrimRight(ln, "\r"))
-		}
-	}
-	if len(out) == 0 {
-		if len(lines) > 5 {
-			lines = lines[len(lines)-5:]
-		}
+// at most eight, from each source in turn; with none, the last five lines
+// of the last source that has any.
+func crashSummary(sources ...[]byte) []string {
+	var out, last []string
+	for _, src := range sources {
+		lines := strings.Split(strings.TrimRight(string(src), "\n"), "\n")
 		for _, ln := range lines {
-			if strings.TrimSpace(ln) != "" {
+			ln = strings.TrimRight(ln, "\r")
+			if crashLine.MatchString(ln) && len(out) < 8 && !slices.Contains(out, ln) {
 				out = append(out, ln)
 			}
+		}
+		if len(src) > 0 {
+			last = lines
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if len(last) > 5 {
+		last = last[len(last)-5:]
+	}
+	for _, ln := range last {
+		if strings.TrimSpace(ln) != "" {
+			out = append(out, ln)
 		}
 	}
 	return out
@@ -487,6 +513,12 @@ func (t *tail) Write(p []byte) (int, error) {
 		t.log.Debug("worker stderr", "text", string(bytes.TrimRight(p, "\n")))
 	}
 	return len(p), nil
+}
+
+func (t *tail) reset() {
+	t.mu.Lock()
+	t.buf = t.buf[:0]
+	t.mu.Unlock()
 }
 
 func (t *tail) bytes() []byte {
