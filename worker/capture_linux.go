@@ -27,9 +27,9 @@ type capture struct {
 	diag *os.File    // the worker's diagnostics and crash output
 	// errCopy gets fd 2's text as soon as it is read, or is -1; see FDsEnv.
 	errCopy int
-	sink func(stream int, p []byte)
-	mu   sync.Mutex // held while draining, so Flush and the reader take turns
-	buf  []byte     // guarded by mu
+	sink    func(stream int, p []byte)
+	mu      sync.Mutex // held while draining, so Flush and the reader take turns
+	buf     []byte     // guarded by mu
 }
 
 // FDsEnv names the inherited file descriptors a worker captures, as
