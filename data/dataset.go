@@ -26,6 +26,10 @@ type Dataset struct {
 	card int
 	// spec computes ElementSpec once; nil when the shapes are unknown.
 	spec func() [][]int
+	// shuffles are the pass counters of the Shuffles in the pipeline, in
+	// order from the source; immutable. An iterator records them when it
+	// opens, so that IterAt can replay the same shuffled order.
+	shuffles []*atomic.Uint64
 	// stable reports that the values open's streams return stay valid and
 	// unchanged for as long as the dataset lives (views of the tensors it
 	// was built from), so Shuffle and Prefetch may hold them without
@@ -98,7 +102,52 @@ func (d *Dataset) String() string {
 // Iter starts a pass over the dataset. The caller must call Close unless
 // Next has returned false.
 func (d *Dataset) Iter() *Iterator {
-	return newIterator(d.open())
+	passes := make([]uint64, len(d.shuffles))
+	for i, c := range d.shuffles {
+		passes[i] = c.Load()
+	}
+	it := newIterator(d.open())
+	it.passes = passes
+	return it
+}
+
+// IteratorState is where an iterator stands, so that a pass can resume
+// there (in another process, after a checkpoint): Position elements read,
+// and the pass counters of the pipeline's Shuffles when it started, which
+// decide the orders it draws.
+type IteratorState struct {
+	Position int      // elements Next has returned
+	Passes   []uint64 // per Shuffle, from the source: its pass counter when the iterator opened
+}
+
+// IterAt starts a pass that continues where an iterator of an identical
+// pipeline (same sources, transformations, seeds) stood: it sets the
+// Shuffles' pass counters to st.Passes, opens the pass and reads
+// st.Position elements, so that the next element is the one that iterator
+// would have returned next, bit for bit, provided the pipeline is
+// deterministic (Map functions that depend on their input alone). It
+// returns an error if the pipeline has another number of Shuffles, or ends
+// before st.Position.
+func (d *Dataset) IterAt(st IteratorState) (*Iterator, error) {
+	if len(st.Passes) != len(d.shuffles) {
+		return nil, fmt.Errorf("%w: IterAt: the state has %d Shuffle pass counters, the dataset %d Shuffles", ErrArgument, len(st.Passes), len(d.shuffles))
+	}
+	if st.Position < 0 {
+		return nil, fmt.Errorf("%w: IterAt: want a position ≥ 0, got %d", ErrArgument, st.Position)
+	}
+	for i, c := range d.shuffles {
+		c.Store(st.Passes[i])
+	}
+	it := d.Iter()
+	for range st.Position {
+		if !it.Next() {
+			if err := it.Err(); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: IterAt: the pass ends after %d elements, before position %d", ErrArgument, it.pos, st.Position)
+		}
+	}
+	return it, nil
 }
 
 // sliceStream yields rows of tensors that share a first dimension.
@@ -280,9 +329,10 @@ func (d *Dataset) Batch(n int, opts ...BatchOption) *Dataset {
 	}
 	up := d.open
 	return &Dataset{
-		open: func() stream { return &batchStream{up: up(), n: n, drop: cfg.dropRemainder} },
-		card: card,
-		spec: spec,
+		shuffles: d.shuffles,
+		open:     func() stream { return &batchStream{up: up(), n: n, drop: cfg.dropRemainder} },
+		card:     card,
+		spec:     spec,
 	}
 }
 
@@ -442,6 +492,7 @@ func (d *Dataset) Shuffle(buffer int, seed uint64) *Dataset {
 	up := d.open
 	stable := d.stable
 	return &Dataset{
+		shuffles: append(slices.Clip(d.shuffles), &epoch),
 		open: func() stream {
 			k := epoch.Add(1) - 1
 			s := &shuffleStream{up: up(), size: buffer, rng: newRand(seed + k), borrow: stable, pending: -1, pool: &pool}
@@ -542,10 +593,11 @@ func (d *Dataset) Repeat(count int) *Dataset {
 	}
 	up := d.open
 	return &Dataset{
-		open:   func() stream { return &repeatStream{open: up, count: count} },
-		card:   card,
-		spec:   d.spec,
-		stable: d.stable,
+		shuffles: d.shuffles,
+		open:     func() stream { return &repeatStream{open: up, count: count} },
+		card:     card,
+		spec:     d.spec,
+		stable:   d.stable,
 	}
 }
 
@@ -622,10 +674,11 @@ func (d *Dataset) Take(n int) *Dataset {
 	}
 	up := d.open
 	return &Dataset{
-		open:   func() stream { return &takeStream{up: up(), left: n} },
-		card:   card,
-		spec:   d.spec,
-		stable: d.stable,
+		shuffles: d.shuffles,
+		open:     func() stream { return &takeStream{up: up(), left: n} },
+		card:     card,
+		spec:     d.spec,
+		stable:   d.stable,
 	}
 }
 
@@ -661,10 +714,11 @@ func (d *Dataset) Skip(n int) *Dataset {
 	}
 	up := d.open
 	return &Dataset{
-		open:   func() stream { return &filterStream{up: up(), keep: func(i int) bool { return i >= n }} },
-		card:   card,
-		spec:   d.spec,
-		stable: d.stable,
+		shuffles: d.shuffles,
+		open:     func() stream { return &filterStream{up: up(), keep: func(i int) bool { return i >= n }} },
+		card:     card,
+		spec:     d.spec,
+		stable:   d.stable,
 	}
 }
 
@@ -708,10 +762,11 @@ func (d *Dataset) Shard(num, index int) *Dataset {
 	}
 	up := d.open
 	return &Dataset{
-		open:   func() stream { return &filterStream{up: up(), keep: func(i int) bool { return i%num == index }} },
-		card:   card,
-		spec:   d.spec,
-		stable: d.stable,
+		shuffles: d.shuffles,
+		open:     func() stream { return &filterStream{up: up(), keep: func(i int) bool { return i%num == index }} },
+		card:     card,
+		spec:     d.spec,
+		stable:   d.stable,
 	}
 }
 
@@ -734,9 +789,10 @@ func (d *Dataset) Map(fn func([]Tensor) []Tensor) *Dataset {
 	}
 	up := d.open
 	return &Dataset{
-		open: func() stream { return &mapStream{up: up(), fn: fn} },
-		card: d.card,
-		spec: spec,
+		shuffles: d.shuffles,
+		open:     func() stream { return &mapStream{up: up(), fn: fn} },
+		card:     d.card,
+		spec:     spec,
 	}
 }
 

@@ -2,6 +2,7 @@ package data
 
 import (
 	"runtime"
+	"slices"
 
 	"github.com/gotrain/gotrain/internal/safepoint"
 )
@@ -23,6 +24,8 @@ import (
 // goroutines stopped by the garbage collector's cleanup, at some later time.
 type Iterator struct {
 	s       stream
+	passes  []uint64 // the Shuffles' pass counters when it opened
+	pos     int      // elements returned
 	val     []Tensor
 	e       error
 	closed  bool
@@ -62,7 +65,13 @@ func (it *Iterator) Next() bool {
 		return false
 	}
 	it.val = v
+	it.pos++
 	return true
+}
+
+// State returns where the iterator stands, for Dataset.IterAt.
+func (it *Iterator) State() IteratorState {
+	return IteratorState{Position: it.pos, Passes: slices.Clone(it.passes)}
 }
 
 // Value returns the current element, one tensor per component. The slice

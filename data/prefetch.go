@@ -20,10 +20,11 @@ func (d *Dataset) Prefetch(n int) *Dataset {
 	up := d.open
 	borrow := d.stable
 	return &Dataset{
-		open:   func() stream { return startPrefetch(up, n, borrow) },
-		card:   d.card,
-		spec:   d.spec,
-		stable: d.stable,
+		shuffles: d.shuffles,
+		open:     func() stream { return startPrefetch(up, n, borrow) },
+		card:     d.card,
+		spec:     d.spec,
+		stable:   d.stable,
 	}
 }
 

@@ -75,7 +75,10 @@
 // SaveCheckpoint and RestoreCheckpoint write and read every variable of a
 // strategy by name, atomically, in the versioned, checksummed format that
 // CHECKPOINT.md (next to this file) documents; a checkpoint restores under
-// any replica count.
+// any replica count. An InputPosition, checkpointed with the strategy (Join),
+// keeps where the input stands (epoch, position, the Shuffles' passes), so
+// that a restored run continues with the batches the uninterrupted run would
+// have seen.
 //
 // Misuse found while tracing (an input of the wrong width, a loss reduction
 // that would be wrong across replicas) panics with an error wrapping ErrShape

@@ -3,17 +3,19 @@ package strategy
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/gotrain/gotrain/data"
 )
 
 // DistributedDataset hands each global batch of a dataset to the replicas,
 // split evenly along axis 0 (tf.distribute's experimental_distribute_dataset).
-// It is immutable and may be iterated several times.
+// It may be iterated several times; it counts its passes (InputState.Pass).
 type DistributedDataset struct {
 	s      *Mirrored
 	ds     *data.Dataset                         // global batches; nil if fromFn is set
 	fromFn func(data.InputContext) *data.Dataset // per-replica batches
+	passes atomic.Int64                          // Iter calls so far
 }
 
 // DistributeDataset distributes a dataset of global batches: every element's
@@ -92,27 +94,73 @@ func checkElement(e []data.Tensor) (rows int, err error) {
 
 // Iter starts a pass. The caller must call Close unless Next returned false.
 func (d *DistributedDataset) Iter() *DistributedIterator {
+	it, err := d.iter(nil)
+	if err != nil {
+		panic(err) // Iter cannot fail: it resumes nothing
+	}
+	return it
+}
+
+// InputState is where a DistributedIterator stands: which pass of its
+// dataset it is (the epoch, counting Iter calls from 0), where it is in the
+// dataset, and the per-replica rows of the full batch it pads to. A
+// checkpoint keeps it (nn.InputPosition) so that a restored run continues
+// with exactly the batches the uninterrupted run would have seen.
+type InputState struct {
+	Pass  int
+	Rows  int
+	Input data.IteratorState
+}
+
+// State returns where the iterator stands, for IterAt.
+func (it *DistributedIterator) State() InputState {
+	return InputState{Pass: it.pass, Rows: it.rows, Input: it.it.State()}
+}
+
+// IterAt starts a pass that continues where an iterator of an identical
+// distributed dataset stood (see data.Dataset.IterAt): the next batch is
+// the one that iterator would have returned next, and later Iter calls
+// count passes from st.Pass+1. It returns the error data.Dataset.IterAt
+// returns.
+func (d *DistributedDataset) IterAt(st InputState) (*DistributedIterator, error) {
+	return d.iter(&st)
+}
+
+func (d *DistributedDataset) iter(st *InputState) (*DistributedIterator, error) {
 	d.s.checkOpen()
-	it := &DistributedIterator{d: d, n: d.s.NumReplicasInSync()}
+	pass := d.passes.Add(1) - 1
+	if st != nil {
+		pass = int64(st.Pass)
+		d.passes.Store(pass + 1)
+	}
+	it := &DistributedIterator{d: d, n: d.s.NumReplicasInSync(), pass: int(pass)}
+	ds := d.ds
 	if d.fromFn != nil {
-		ds := d.fromFn(d.s.InputContext())
+		ds = d.fromFn(d.s.InputContext())
 		if ds == nil {
 			panic(usageError("DistributeDatasetsFromFunction: the function returned a nil dataset"))
 		}
 		if err := checkSpec(ds.ElementSpec()); err != nil {
 			panic(err)
 		}
-		it.it = ds.Iter()
-	} else {
-		it.it = d.ds.Iter()
 	}
-	return it
+	if st == nil {
+		it.it = ds.Iter()
+		return it, nil
+	}
+	inner, err := ds.IterAt(st.Input)
+	if err != nil {
+		return nil, fmt.Errorf("strategy: IterAt pass %d: %w", st.Pass, err)
+	}
+	it.it, it.rows = inner, st.Rows
+	return it, nil
 }
 
 // DistributedIterator walks a DistributedDataset one global batch at a time.
 // It is not safe for concurrent use.
 type DistributedIterator struct {
 	d     *DistributedDataset
+	pass  int // Iter calls on d before this one
 	it    *data.Iterator
 	n     int // replicas
 	rows  int // per-replica rows of the full batch, fixed by the largest batch seen

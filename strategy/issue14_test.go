@@ -317,3 +317,23 @@ func TestIssue14RetraceOtherModel(t *testing.T) {
 		t.Errorf("the second model's step: %d traces (want 2), its weights changed: %v", s.Traces(), !slices.Equal(b.Variables()[0].Value(), before))
 	}
 }
+
+func ExampleDistributedDataset_IterAt() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2))
+	defer s.Close()
+	x := data.NewTensor([]int{6, 1}, []float64{0, 1, 2, 3, 4, 5})
+	dist := s.DistributeDataset(data.FromTensorSlices(x).Shuffle(6, 1).Batch(2))
+	it := dist.Iter()
+	it.Next()
+	st := it.State() // what nn.InputPosition keeps in a checkpoint
+	it.Close()
+	resumed, err := dist.IterAt(st)
+	fmt.Println(st.Pass, st.Input.Position, err)
+	for resumed.Next() {
+		fmt.Println(resumed.Batch().Replica(0)[0].Data, resumed.Batch().Replica(1)[0].Data)
+	}
+	// Output:
+	// 0 1 <nil>
+	// [0] [4]
+	// [2] [1]
+}

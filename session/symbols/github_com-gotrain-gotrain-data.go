@@ -37,12 +37,13 @@ func init() {
 		"Zeros":            reflect.ValueOf(data.Zeros),
 
 		// type definitions
-		"BatchOption":  reflect.ValueOf((*data.BatchOption)(nil)),
-		"CSVOptions":   reflect.ValueOf((*data.CSVOptions)(nil)),
-		"Dataset":      reflect.ValueOf((*data.Dataset)(nil)),
-		"FormatError":  reflect.ValueOf((*data.FormatError)(nil)),
-		"InputContext": reflect.ValueOf((*data.InputContext)(nil)),
-		"Iterator":     reflect.ValueOf((*data.Iterator)(nil)),
-		"Tensor":       reflect.ValueOf((*data.Tensor)(nil)),
+		"BatchOption":   reflect.ValueOf((*data.BatchOption)(nil)),
+		"CSVOptions":    reflect.ValueOf((*data.CSVOptions)(nil)),
+		"Dataset":       reflect.ValueOf((*data.Dataset)(nil)),
+		"FormatError":   reflect.ValueOf((*data.FormatError)(nil)),
+		"InputContext":  reflect.ValueOf((*data.InputContext)(nil)),
+		"Iterator":      reflect.ValueOf((*data.Iterator)(nil)),
+		"IteratorState": reflect.ValueOf((*data.IteratorState)(nil)),
+		"Tensor":        reflect.ValueOf((*data.Tensor)(nil)),
 	}
 }

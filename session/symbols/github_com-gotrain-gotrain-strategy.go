@@ -39,6 +39,7 @@ func init() {
 		"DistributedDataset":  reflect.ValueOf((*strategy.DistributedDataset)(nil)),
 		"DistributedIterator": reflect.ValueOf((*strategy.DistributedIterator)(nil)),
 		"Grad":                reflect.ValueOf((*strategy.Grad)(nil)),
+		"InputState":          reflect.ValueOf((*strategy.InputState)(nil)),
 		"Mirrored":            reflect.ValueOf((*strategy.Mirrored)(nil)),
 		"Option":              reflect.ValueOf((*strategy.Option)(nil)),
 		"PerReplica":          reflect.ValueOf((*strategy.PerReplica)(nil)),
