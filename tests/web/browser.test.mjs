@@ -280,11 +280,18 @@ describe(`classic Notebook in headless Chromium runs the quick-start notebook on
     );
     log('clicking Kernel > Interrupt');
     await clickMenu(page, 'kernel_menu', 'int_kernel');
-    // The loop runs about 60 s if nothing stops it.
-    const cell = await waitFor('the interrupted cell to finish and the kernel to be idle', async () => {
+    // The loop runs about 60 s if nothing stops it. Neither the idle
+    // indicator nor the execution count says the cell's output is all in:
+    // the interrupt_request's own idle status turns the indicator idle, and
+    // the count comes with execute_reply on the shell channel, which may
+    // overtake the error output on iopub (the protocol orders messages
+    // within a channel only). So the wait is for the error output too, or
+    // for the loop's last line should the interrupt not have stopped it.
+    const cell = await waitFor('the interrupted cell to show its error and the kernel to be idle', async () => {
       const s = await read();
       const c = s.cells.at(-1);
-      return s.idle && typeof c.prompt === 'number' ? c : null;
+      const ended = c.outputs.some((o) => o.type === 'error' || (o.text || '').includes('loop finished'));
+      return s.idle && typeof c.prompt === 'number' && ended ? c : null;
     }, { timeoutMs: seconds(45), intervalMs: 500, detail });
     const text = cell.outputs.map((o) => o.text || '').join('');
     assert.ok(!text.includes('loop finished'), 'the loop ran to the end');
@@ -301,9 +308,11 @@ describe(`classic Notebook in headless Chromium runs the quick-start notebook on
       c.execute();
       return nb.get_cells().indexOf(c);
     }, code);
+    // As above, the Out[] arrives on iopub and may come after the count.
     await waitFor(`${code} to be evaluated after the interrupt`, async () => {
       const s = await read();
-      return s.idle && typeof s.cells.at(-1).prompt === 'number';
+      const c = s.cells.at(-1);
+      return s.idle && typeof c.prompt === 'number' && c.outputs.some((o) => o.type === 'execute_result' || o.type === 'error');
     }, { timeoutMs: seconds(60), intervalMs: 500, detail });
     const result = state.cells.at(-1).outputs.find((o) => o.type === 'execute_result');
     assert.ok(result, `no Out[] for ${code}: ${JSON.stringify(state.cells.at(-1).outputs)}`);
