@@ -30,13 +30,15 @@ type Spec struct {
 
 // NewSpec returns the kernelspec for the gotrain binary at binary, which
 // must be an absolute path: Jupyter starts kernels from arbitrary working
-// directories.
-func NewSpec(binary string) (Spec, error) {
+// directories. kernelFlags go between `kernel` and the connection file,
+// such as {"--memory-limit", "8GiB"}.
+func NewSpec(binary string, kernelFlags ...string) (Spec, error) {
 	if !filepath.IsAbs(binary) {
 		return Spec{}, fmt.Errorf("install: kernel binary path %q is not absolute", binary)
 	}
+	argv := append(append([]string{binary, "kernel"}, kernelFlags...), "{connection_file}")
 	return Spec{
-		Argv:        []string{binary, "kernel", "{connection_file}"},
+		Argv:        argv,
 		DisplayName: "Go (gotrain)",
 		Language:    "go",
 		// Interrupts arrive as interrupt_request on the control channel,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -77,5 +78,16 @@ func TestWrite(t *testing.T) {
 		if len(b) < 8 || string(b[1:4]) != "PNG" {
 			t.Errorf("%s is not a PNG file", logo)
 		}
+	}
+}
+
+func TestNewSpecKernelFlags(t *testing.T) {
+	spec, err := NewSpec("/usr/local/bin/gotrain", "--memory-limit", "8GiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/usr/local/bin/gotrain", "kernel", "--memory-limit", "8GiB", "{connection_file}"}
+	if !slices.Equal(spec.Argv, want) {
+		t.Errorf("argv = %q, want %q", spec.Argv, want)
 	}
 }

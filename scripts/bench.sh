@@ -26,6 +26,9 @@ if [ "$what" = kernel ] || [ "$what" = all ]; then
 	echo "== start-up to the first kernel_info_reply (the script above adds jupyter_client's iopub check)"
 	/usr/bin/python3 scripts/first_reply.py gotrain 7 2>/dev/null
 	/usr/bin/python3 scripts/first_reply.py python3 7 2>/dev/null
+	echo "== output: 100,000 lines printed by a loop (complete and in order), and one print's latency"
+	/usr/bin/python3 scripts/stream_bench.py gotrain 2>/dev/null
+	/usr/bin/python3 scripts/stream_bench.py python3 2>/dev/null
 fi
 
 if [ "$what" = mlp ] || [ "$what" = all ]; then

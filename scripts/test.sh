@@ -40,7 +40,7 @@ go test -count=1 -tags noasm ./kernels/ ./nn/
 go test -count=1 -tags invariants ./strategy/ ./nn/
 
 section "fuzzing (short)"
-for target in "FuzzDecode ./kernel/" "FuzzReadIDX ./data/" "FuzzReadNPY ./data/"; do
+for target in "FuzzDecode ./kernel/" "FuzzReadFrame ./worker/" "FuzzReadIDX ./data/" "FuzzReadNPY ./data/"; do
 	set -- $target
 	go test -run '^$' -fuzz "^$1\$" -fuzztime 10s "$2"
 done
@@ -48,7 +48,7 @@ done
 section "Jupyter: conformance suite, robustness, notebooks"
 cd "$root"
 /usr/bin/python3 -m unittest -v tests/jupyter/test_conformance.py tests/jupyter/test_robustness.py \
-	tests/notebooks/test_notebooks.py
+	tests/jupyter/test_worker.py tests/notebooks/test_notebooks.py
 
 section "JupyterLab's client library and a real browser (Chromium) on the Notebook"
 tests/web/run.sh gotrain

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/gotrain/gotrain/install"
+	"github.com/gotrain/gotrain/worker"
 )
 
 func runInstall(args []string, stdout, stderr io.Writer) error {
@@ -18,6 +19,7 @@ func runInstall(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&w.Prefix, "prefix", "", "install into `DIR`/share/jupyter/kernels")
 	fs.BoolVar(&w.SysPrefix, "sys-prefix", false, "install into Debian Python's prefix, /usr")
 	name := fs.String("name", install.DefaultName, "kernel `NAME` front ends record in notebooks")
+	memLimit := fs.String("memory-limit", "", "the session's memory limit, such as `8GiB`; %limit changes it in a notebook")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,7 +37,14 @@ func runInstall(args []string, stdout, stderr io.Writer) error {
 	if exe, err = filepath.EvalSymlinks(exe); err != nil {
 		return fmt.Errorf("gotrain install: %w", err)
 	}
-	spec, err := install.NewSpec(exe)
+	var kernelFlags []string
+	if *memLimit != "" {
+		if _, err := worker.ParseSize(*memLimit); err != nil {
+			return fmt.Errorf("gotrain install: --memory-limit: %w", err)
+		}
+		kernelFlags = append(kernelFlags, "--memory-limit", *memLimit)
+	}
+	spec, err := install.NewSpec(exe, kernelFlags...)
 	if err != nil {
 		return err
 	}

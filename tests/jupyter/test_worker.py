@@ -138,7 +138,7 @@ class Orphan(unittest.TestCase):
     def test_worker_exits_when_kernel_is_killed(self):
         km, kc = start_new_kernel(kernel_name="gotrain", startup_timeout=60)
         try:
-            kc.execute_interactive('import "os"\nos.Getpid()', timeout=TIMEOUT)
+            kc.execute_interactive('import "os"\nos.Getpid()', timeout=TIMEOUT, output_hook=lambda m: None)
             out = subprocess.run(["pgrep", "-P", str(km.provisioner.pid), "-f", "gotrain worker"],
                                  capture_output=True, text=True).stdout.split()
             self.assertEqual(len(out), 1, "want one worker child of the kernel")
