@@ -70,12 +70,15 @@
 //
 // # Output
 //
-// fmt.Print*, os.Stdout and os.Stderr as cells see them write to the
-// running cell's Output, from any goroutine. Text written while no cell
+// fmt.Print* in cells writes to the running cell's Output, from any
+// goroutine (an output write is a safe point). Text written while no cell
 // runs (by a goroutine an earlier cell started) is shown at the start of
-// the next cell. os.Stdout and os.Stderr are io.Writer values in cells,
-// not *os.File. fmt.Scan and os.Stdin read lines through Output.Input.
-// New installs a display.Sink that forwards to the running cell.
+// the next cell. os.Stdout and os.Stderr are the process's own files: the
+// session runs in a worker process (package worker) that captures file
+// descriptors 1 and 2 for the running cell. fmt.Scan and os.Stdin read
+// lines through Output.Input. New installs a display.Sink that forwards to
+// the running cell. The session is not sandboxed: cells see the process's
+// real environment, and os.Exit ends the worker, as it ends a program.
 //
 // A cell's final expression becomes its result: a display.Renderer shows
 // its own bundle, anything else its fmt %v text. Calls of the fmt print
