@@ -104,11 +104,7 @@ func (o *outbox) streamLocked(i int, p []byte) {
 		return
 	}
 	if !o.running {
-		if room := betweenLimit - len(o.between[i]); room < len(p) {
-			o.dropped[i] += len(p) - max(room, 0)
-			p = p[:max(room, 0)]
-		}
-		o.between[i] = append(o.between[i], p...)
+		o.keepLocked(i, p)
 		return
 	}
 	if o.silent {
@@ -129,15 +125,27 @@ func (o *outbox) streamLocked(i int, p []byte) {
 	o.pushLocked(k, append([]byte(nil), p...))
 }
 
+// keepLocked keeps text for the next cell, up to betweenLimit.
+func (o *outbox) keepLocked(i int, p []byte) {
+	if room := betweenLimit - len(o.between[i]); room < len(p) {
+		o.dropped[i] += len(p) - max(room, 0)
+		p = p[:max(room, 0)]
+	}
+	o.between[i] = append(o.between[i], p...)
+}
+
 // capture is the sink of fds 1 and 2.
 func (o *outbox) capture(i int, p []byte) { o.stream(i, p) }
 
 // begin starts a cell: what goroutines printed since the last cell comes
-// first.
+// first. A silent cell shows nothing, so that text waits for the next one.
 func (o *outbox) begin(silent bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.running, o.silent = true, silent
+	if silent {
+		return
+	}
 	for i := range o.between {
 		text := o.between[i]
 		o.between[i] = nil

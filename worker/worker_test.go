@@ -492,3 +492,19 @@ func TestRefusesWrongToken(t *testing.T) {
 func dialTimeout(network, addr string) (net.Conn, error) {
 	return net.DialTimeout(network, addr, 5*time.Second)
 }
+
+func TestSilentCellKeepsGoroutineOutput(t *testing.T) {
+	c := newTestClient(t, Config{})
+	mustRun(t, c, "later from a goroutine")
+	time.Sleep(500 * time.Millisecond)
+	// A silent request (user_expressions, a front end's probe) shows
+	// nothing, its own output included; what a goroutine printed before it
+	// waits for a cell that shows output.
+	if res := c.Execute(context.Background(), kernel.ExecuteRequest{Code: "print silent", Silent: true}, &recorder{}); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	_, out := mustRun(t, c, "out next")
+	if got, want := out.text("stdout"), "from a goroutinenext"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
