@@ -84,14 +84,13 @@
 // numeric error in a kernel) are returned by [Mirrored.TryRun] and panicked
 // with by [Mirrored.Run], whose callers are notebook cells. A failed step
 // changes no variable. Before anything is applied, each replica checks its
-// gradients and the step's outputs for NaN and Inf (WithCheckNumerics, on by
-// default: the scan costs under 1% of a step of the 784-512-512-10 MLP); a
-// step that fails it returns a *ReplicaError wrapping ErrNonFinite naming
-// the replica and the variable. Run refuses a data.Tensor with a batch axis
-// on several replicas: distribute the dataset, or Broadcast the value.
-// Run checks internal/safepoint first, so a notebook
-// interrupt stops a training loop between steps: a step runs on every replica
-// or on none.
+// gradients and the step's outputs for NaN and Inf ([WithCheckNumerics], on
+// by default); a step that fails it returns a *ReplicaError wrapping
+// ErrNonFinite that names the replica and the variable. Run refuses a
+// data.Tensor with a batch axis on several replicas: distribute the
+// dataset, or [Mirrored.Broadcast] the value. Run checks internal/safepoint
+// first, so a notebook interrupt stops a training loop between steps: a
+// step runs on every replica or on none.
 //
 // A Mirrored is safe for concurrent use, but Run calls are serialized.
 package strategy
