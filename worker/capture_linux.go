@@ -138,21 +138,42 @@ func (c *capture) Flush() {
 	defer c.mu.Unlock()
 	for i, fd := range c.fds {
 		for {
-			n, err := syscall.Read(fd, c.buf)
+			n, err := c.readLocked(i, fd)
 			if n > 0 {
-				if i == 1 && c.errCopy >= 0 {
-					syscall.Write(c.errCopy, c.buf[:n])
-				}
 				c.sink(i, c.buf[:n])
 			}
 			if err == syscall.EINTR {
 				continue
 			}
-			if err != nil || n < len(c.buf) {
+			if err != nil || n == 0 {
 				break
 			}
 		}
 	}
+}
+
+// readLocked reads what fd holds into c.buf. Text from fd 2 is first
+// copied to errCopy with tee(2), which leaves it in the pipe, and only then
+// read: the runtime stops every thread right after it prints a fatal
+// error, and a thread stopped between taking text out of the pipe and
+// copying it would lose the line that says what happened. Stopped between
+// tee and read, the text is in both places, and the kernel drops the
+// repeated lines.
+func (c *capture) readLocked(i, fd int) (int, error) {
+	if i != 1 || c.errCopy < 0 {
+		return syscall.Read(fd, c.buf)
+	}
+	const spliceNonblock = 2 // SPLICE_F_NONBLOCK
+	teed, err := syscall.Tee(fd, c.errCopy, len(c.buf), spliceNonblock)
+	if teed > 0 {
+		return syscall.Read(fd, c.buf[:teed])
+	}
+	if err == syscall.EINTR {
+		return 0, err
+	}
+	// Empty, or the kernel is not keeping up with errCopy: read anyway,
+	// uncopied, rather than hold the cell's output back.
+	return syscall.Read(fd, c.buf)
 }
 
 type pollFd struct {

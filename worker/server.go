@@ -25,12 +25,13 @@ import (
 // any cell runs.
 const TokenEnv = "GOTRAIN_WORKER_TOKEN"
 
-// maxStack is the worker's limit on one goroutine's stack, a quarter of
-// Go's default of 1 GiB: growing a stack to 1 GiB takes 4 to 8 s on a
-// loaded 2-core machine, so a runaway recursion would hold the cell that
-// long before it fails; at 256 MiB it fails in about a second, and real
-// programs seldom come near either.
-const maxStack = 256 << 20
+// maxStack is the worker's limit on one goroutine's stack, 64 MiB against
+// Go's default of 1 GiB. A stack overflow makes the runtime walk the whole
+// stack for its traceback; measured on the 2-core development machine
+// under load, a recursion of small frames took 4 to 11 s to fail at
+// 256 MiB and about 1 s at 64 MiB, which still holds two million frames of
+// 32 bytes.
+const maxStack = 64 << 20
 
 // ServeConfig configures the worker side of a link.
 type ServeConfig struct {

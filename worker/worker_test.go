@@ -309,13 +309,9 @@ func TestWorkerDeath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mustRun(t, c, "set x=1")
-			start := time.Now()
 			res, _ := run(t, c, "print before\n"+tt.cell)
 			if res.Err == nil || res.Err.Name != "WorkerExited" {
 				t.Fatalf("cell %q: got %+v, want a WorkerExited error", tt.cell, res)
-			}
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("the error took %s", d)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(res.Err.Value, w) {
