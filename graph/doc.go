@@ -66,5 +66,10 @@ package graph
 // Program's life; buffers of nodes whose lifetimes do not overlap are not
 // yet shared, so memory is the sum of all intermediate values.
 
+// BUG(graph): Compile refuses a Program whose own buffers exceed the
+// machine's memory (ErrMemory), but does not count memory already in use,
+// so several Programs (one per replica) that fit one by one may still not
+// fit together.
+
 // BUG(graph): Gradients of gradients (second derivatives) are not supported;
 // Gradients panics with ErrGraph when it meets a backward-only node.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/gotrain/gotrain/internal/memlimit"
 )
 
 // Categories of misuse. Op constructors panic with an *Error wrapping one of
@@ -16,6 +18,10 @@ var (
 	// ErrGraph reports nodes from different graphs combined in one op, or a
 	// node used with a Program that does not compute it.
 	ErrGraph = errors.New("graph: wrong graph")
+	// ErrMemory reports a Program whose buffers would not fit in the
+	// machine's memory; Compile returns it rather than letting the runtime
+	// end the process. It is the same value as data.ErrMemory.
+	ErrMemory = memlimit.ErrMemory
 )
 
 // Error is the panic value of a misused op, and the error Run returns when a
@@ -24,7 +30,7 @@ type Error struct {
 	Scope string // the graph's scope when the node was built, e.g. "dense_1"
 	Op    string // the op or node, e.g. "matmul"
 	Msg   string // what was wrong, with got and want
-	Err   error  // the category (ErrShape, ErrDType, ErrGraph) or the recovered error
+	Err   error  // the category (ErrShape, ErrDType, ErrGraph, ErrMemory) or the recovered error
 }
 
 func (e *Error) Error() string {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gotrain/gotrain/internal/memlimit"
 )
 
 // Program is a compiled graph: a fixed sequence of steps computing its
@@ -34,7 +36,9 @@ type step struct {
 // storage, not copied.
 //
 // Compile returns an error if there are no outputs, or an output is nil or
-// belongs to another graph.
+// belongs to another graph, and an error wrapping ErrMemory, naming the
+// largest buffer's node and shape, if the buffers would not fit in the
+// machine's memory (the smaller of its RAM and its cgroup's limit).
 func (g *Graph) Compile(outputs ...*Node) (*Program, error) {
 	if len(outputs) == 0 {
 		return nil, progErr("compile", "want at least one output, got none", ErrGraph)
@@ -64,6 +68,9 @@ func (g *Graph) Compile(outputs ...*Node) (*Program, error) {
 			p.have[n.id] = true
 		}
 	}
+	if err := p.checkMemory(); err != nil {
+		return nil, err
+	}
 	if g.dt == Float32 {
 		p.f32 = make([][]float32, p.nodes)
 		p.steps = compile(p, p.f32)
@@ -72,6 +79,33 @@ func (g *Graph) Compile(outputs ...*Node) (*Program, error) {
 		p.steps = compile(p, p.f64)
 	}
 	return p, nil
+}
+
+// checkMemory returns an error wrapping ErrMemory if the buffers compile
+// would allocate for p do not fit in the machine's memory: a batch of 1<<20
+// rows through a wide layer would otherwise end the process with "fatal
+// error: out of memory" (issue 14 item 10). Variables and aliases
+// (reshapes, stop-gradients) allocate nothing.
+func (p *Program) checkMemory() error {
+	var need float64
+	var largest *Node
+	buffers := 0
+	for id, have := range p.have {
+		n := p.g.nodes[id]
+		if !have || n.op == opVar || n.op == opReshape || n.op == opStopGradient {
+			continue
+		}
+		buffers++
+		need += memlimit.Size([]int{n.size}, p.dt.size())
+		if largest == nil || n.size > largest.size {
+			largest = n
+		}
+	}
+	if memlimit.Fits(need) {
+		return nil
+	}
+	return progErr("compile", fmt.Sprintf("%v: %s of shape %v and %d other buffers: %s",
+		ErrMemory, largest.Name(), largest.shape, buffers-1, memlimit.Shortfall(need)), ErrMemory)
 }
 
 // Graph returns the graph the program was compiled from.

@@ -25,6 +25,14 @@ func (dt DType) String() string {
 	return fmt.Sprintf("DType(%d)", int(dt))
 }
 
+// size is the bytes of one value.
+func (dt DType) size() int {
+	if dt == Float32 {
+		return 4
+	}
+	return 8
+}
+
 func (dt DType) check(where string) {
 	if dt != Float32 && dt != Float64 {
 		panic(&Error{Op: where, Msg: fmt.Sprintf("want dtype float32 or float64, got %v", dt), Err: ErrDType})

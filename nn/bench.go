@@ -9,7 +9,7 @@ import (
 	"github.com/gotrain/gotrain/strategy"
 )
 
-// BenchMLP measures training throughput for the lead's `gotrain bench mlp`:
+// BenchMLP measures training throughput, as `gotrain bench mlp` reports it:
 // an MLP with layer widths dims (dims[0] inputs, ReLU hidden layers, dims[last]
 // classes, softmax cross-entropy, Adam) trained on one fixed random global
 // batch of the given size with the given number of replicas, for steps timed

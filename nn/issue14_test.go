@@ -322,25 +322,41 @@ func ExampleSequential_Evaluate() {
 	// accuracy: 0.8000 (4 of 5 examples)
 }
 
-// TestIssue14LayerTooLarge: a layer whose weights would not fit in memory
-// fails its step with an error naming the layer and the shape, and the
-// session trains on.
-func TestIssue14LayerTooLarge(t *testing.T) {
+// TestIssue14TooLarge: a layer whose weights would not fit in memory, or a
+// batch of 1<<20 rows through a wide Dense whose weights fit but whose
+// activations (8 TiB) would not, fails its step with an error naming the
+// layer or node and the shape, wrapping data.ErrMemory, and the session
+// trains on. The checks come before the allocations, so nothing that large
+// is allocated.
+func TestIssue14TooLarge(t *testing.T) {
 	if err := data.CheckAlloc("probe", []int{1 << 50}, 8); err == nil {
 		t.Skip("this machine's memory cannot be read")
 	}
-	s := newStrategy(t)
-	var wide *nn.Sequential
-	s.Scope(func() { wide = nn.NewSequential(nn.Dense(1 << 20)) })
-	forward := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return wide.Call(ctx, x, false) }
-	_, err := s.TryRun(forward, data.Zeros(1, 1<<20))
-	want := "strategy: replica 0: nn: dense: data: not enough memory: dense/kernel: shape [1048576 1048576] needs 16 TiB, more than this machine's "
-	if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, data.ErrMemory) {
-		t.Fatalf("TryRun error\n got %v\nwant %s... wrapping data.ErrMemory", err, want)
+	tests := []struct {
+		name string
+		x    data.Tensor
+		want string
+	}{
+		{"weights", data.Zeros(1, 1<<20),
+			"strategy: replica 0: nn: dense: data: not enough memory: dense/kernel: shape [1048576 1048576] needs 16 TiB, more than this machine's "},
+		{"activations", data.Zeros(1<<20, 1),
+			"strategy: replica 0: graph: compile: not enough memory: dense/dense_4 of shape [1048576 1048576] and 2 other buffers: needs 8.0 TiB, more than this machine's "},
 	}
-	r := newNumericsRun(t, 8, 4, func() nn.Optimizer { return nn.NewSGD(0.1) })
-	if err := r.run(-1); err != nil {
-		t.Errorf("a step after the failure: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStrategy(t)
+			var wide *nn.Sequential
+			s.Scope(func() { wide = nn.NewSequential(nn.Dense(1 << 20)) })
+			forward := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return wide.Call(ctx, x, false) }
+			_, err := s.TryRun(forward, tt.x)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !errors.Is(err, data.ErrMemory) {
+				t.Fatalf("TryRun error\n got %v\nwant %s... wrapping data.ErrMemory", err, tt.want)
+			}
+			r := newNumericsRun(t, 8, 4, func() nn.Optimizer { return nn.NewSGD(0.1) })
+			if err := r.run(-1); err != nil {
+				t.Errorf("a step after the failure: %v", err)
+			}
+		})
 	}
 }
 

@@ -22,6 +22,7 @@ func init() {
 		"DropoutMask":               reflect.ValueOf(graph.DropoutMask),
 		"ErrDType":                  reflect.ValueOf(&graph.ErrDType).Elem(),
 		"ErrGraph":                  reflect.ValueOf(&graph.ErrGraph).Elem(),
+		"ErrMemory":                 reflect.ValueOf(&graph.ErrMemory).Elem(),
 		"ErrShape":                  reflect.ValueOf(&graph.ErrShape).Elem(),
 		"Exp":                       reflect.ValueOf(graph.Exp),
 		"Float32":                   reflect.ValueOf(graph.Float32),
