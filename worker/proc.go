@@ -292,22 +292,28 @@ func (p *proc) serve(l *link) {
 	}
 }
 
-func (p *proc) send(k kind, body []byte) error {
+// connected returns the link, or an error before the worker connected.
+func (p *proc) connected() (*link, error) {
 	p.linkMu.Lock()
-	l := p.link
-	p.linkMu.Unlock()
-	if l == nil {
-		return errors.New("worker: not connected")
+	defer p.linkMu.Unlock()
+	if p.link == nil {
+		return nil, errors.New("worker: not connected")
+	}
+	return p.link, nil
+}
+
+func (p *proc) send(k kind, body []byte) error {
+	l, err := p.connected()
+	if err != nil {
+		return err
 	}
 	return l.send(k, body)
 }
 
 func (p *proc) sendJSON(k kind, v any) error {
-	p.linkMu.Lock()
-	l := p.link
-	p.linkMu.Unlock()
-	if l == nil {
-		return errors.New("worker: not connected")
+	l, err := p.connected()
+	if err != nil {
+		return err
 	}
 	return l.sendJSON(k, v)
 }
