@@ -276,7 +276,9 @@ func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out ker
 	err = p.waitReady(ctx)
 	c.mu.Lock()
 	notice, interrupted := c.mu.notice, c.mu.interrupted
-	c.mu.notice = ""
+	if !req.Silent { // a silent request shows nothing: the notice waits
+		c.mu.notice = ""
+	}
 	c.mu.waitingCell = false
 	c.mu.Unlock()
 	if err != nil {
@@ -287,7 +289,7 @@ func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out ker
 		// ran, as a queued cell in IPython is cancelled by Ctrl-C.
 		return errResult("Interrupted", "interrupted before the cell started (the worker was starting)")
 	}
-	if notice != "" {
+	if notice != "" && !req.Silent {
 		out.Stream("stderr", notice)
 	}
 	req.Code = code
