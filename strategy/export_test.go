@@ -11,13 +11,9 @@ func SetTestHookRun(fn func(replica int) error) (restore func()) {
 // SplitMin is the fewest elements of updates the replicas share.
 const SplitMin = splitMin
 
-// SetDeferProducts turns deferred products (graph.Program.Defer) on or off
-// for later traces; restore undoes it.
-func SetDeferProducts(on bool) (restore func()) {
-	prev := deferProducts
-	deferProducts = on
-	return func() { deferProducts = prev }
-}
+// WithDeferProducts turns deferred products (graph.Program.Defer) on (the
+// default) or off for the strategy's traces.
+func WithDeferProducts(on bool) Option { return func(c *config) { c.noDefer = !on } }
 
 // DeferredProducts counts, over the most recent trace's replicas, the parts
 // of updates whose gradient product the replicas compute after the barrier.

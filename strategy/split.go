@@ -44,17 +44,14 @@ const splitAlone = 2 * SplitBlock
 // model took 38-75 µs shared against 21.5 µs applied by the caller.
 const splitMin = 1 << 16
 
-// deferProducts lets planSplit defer products (deferrable); tests and
-// measurements turn it off to compare.
-var deferProducts = true
-
 // planSplit decides how the replicas share the updates of tr (its replicas
 // and programs built). An update is split when it offers a Split and shares
 // no variable and no gradient node with another update: a variable updated
 // twice needs the updates' order, and a gradient buffer summed twice would
 // be summed into itself. If the split updates have fewer than splitMin
-// elements in all, none is split.
-func planSplit(tr *trace) splitPlan {
+// elements in all, none is split. With deferProducts, the parts whose
+// gradient is a deferrable product leave it to the update.
+func planSplit(tr *trace, deferProducts bool) splitPlan {
 	n := len(tr.replicas)
 	ups := tr.replicas[0].ctx.updates
 	vars := make(map[*graph.Variable]int)
@@ -89,7 +86,11 @@ func planSplit(tr *trace) splitPlan {
 			} else {
 				p.g64 = nil
 			}
-			if prod := deferrable(tr, k, i); prod != nil {
+			var prod []*graph.Node
+			if deferProducts {
+				prod = deferrable(tr, k, i)
+			}
+			if prod != nil {
 				p.prod, p.cols = prod, prod[0].Shape()[1]
 				deferred = append(deferred, prod)
 			}
@@ -155,9 +156,6 @@ func planSplit(tr *trace) splitPlan {
 // instead of 1.6 MB of products, and no replica writes a gradient that a sum
 // reads back.
 func deferrable(tr *trace, k, i int) []*graph.Node {
-	if !deferProducts {
-		return nil
-	}
 	prod := make([]*graph.Node, len(tr.replicas))
 	for r, rt := range tr.replicas {
 		n := rt.ctx.updates[k].Grads[i]

@@ -20,7 +20,7 @@ import (
 // weights and how often the Split's Begin and End ran.
 func splitRun(t *testing.T, n int, dt graph.DType, split bool, steps int) (weights [][]float64, begins, ends int) {
 	t.Helper()
-	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(5))
+	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(5), strategy.WithDeferProducts(false))
 	defer closeStrategy(t, s)
 	const rows = 12
 	x := data.RandomNormal(41, rows, 700)
@@ -97,7 +97,6 @@ func halfStep(g strategy.Grad, off int) {
 // gradient summed in the same order. (A deferred product is summed by the
 // BLAS, which may round otherwise: TestDeferredProducts.)
 func TestSplitMatchesApply(t *testing.T) {
-	defer strategy.SetDeferProducts(false)()
 	const steps = 3
 	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
 		for n := 1; n <= 4; n++ {
@@ -157,8 +156,7 @@ func TestDeferredProducts(t *testing.T) {
 // parts. With returnGrad the step returns the first kernel's gradient.
 func deferRun(t *testing.T, n int, dt graph.DType, deferOn, returnGrad bool, steps int) (weights [][]float64, deferred int) {
 	t.Helper()
-	defer strategy.SetDeferProducts(deferOn)()
-	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(5))
+	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(5), strategy.WithDeferProducts(deferOn))
 	defer closeStrategy(t, s)
 	const rows = 13 // divides by no replica count past 1: padded and masked
 	x := data.RandomNormal(43, rows, 700)

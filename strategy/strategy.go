@@ -26,6 +26,8 @@ type config struct {
 
 	checkNumerics bool
 	warn          io.Writer
+
+	noDefer bool // WithDeferProducts(false), in tests
 }
 
 // WithReplicas asks for n replicas on logical CPU devices, assigned to cores
@@ -97,6 +99,7 @@ type Mirrored struct {
 	dtype         graph.DType // immutable
 	seed          uint64      // immutable
 	checkNumerics bool        // immutable; WithCheckNumerics
+	noDefer       bool        // immutable; traces defer no gradient products (graph.Program.Defer), for tests that compare
 	workers       []*worker   // immutable; one per replica
 	wg            sync.WaitGroup
 
@@ -130,7 +133,7 @@ func NewMirrored(opts ...Option) *Mirrored {
 			c.devices = append(c.devices, fmt.Sprintf("cpu:%d", r%runtime.NumCPU()))
 		}
 	}
-	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn}
+	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn, noDefer: c.noDefer}
 	s.mu.vars = make(map[*graph.Variable]bool)
 	s.mu.names = make(map[string]int)
 	s.workers = make([]*worker, len(c.devices))

@@ -131,6 +131,7 @@ func (s *Mirrored) compile(tr *trace) error {
 	if err := tr.checkAligned(); err != nil {
 		return err
 	}
+	tr.split = planSplit(tr, !s.noDefer)
 	if s.checkNumerics {
 		tr.checks = planChecks(tr)
 	}
@@ -241,7 +242,6 @@ func (tr *trace) checkAligned() error {
 	n := len(tr.replicas)
 	tr.bufs32 = make([][]float32, n)
 	tr.bufs64 = make([][]float64, n)
-	tr.split = planSplit(tr)
 	tr.barrier = newStepBarrier(n)
 	return nil
 }
