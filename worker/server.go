@@ -122,7 +122,11 @@ type server struct {
 
 	mu struct {
 		sync.Mutex
-		cancel context.CancelFunc // of the running cell; nil between cells
+		// cancel stops the running cell's shell commands; nil between
+		// cells. It is not the session's context: cancelling that forces
+		// the interpreter to stop, which breaks earlier cells' closures,
+		// while an interrupt must only reach a safe point.
+		cancel context.CancelFunc
 	}
 	cells sync.WaitGroup
 }
@@ -222,17 +226,18 @@ func (s *server) answer(m requestMsg) replyMsg {
 }
 
 // execute runs one cell: its magics in order, then its Go code, and sends
-// the result after everything the cell wrote.
-func (s *server) execute(ctx context.Context, m executeMsg) {
+// the result after everything the cell wrote. shellCtx ends on interrupt
+// and stops the cell's `!cmd`s; the session gets a context of its own.
+func (s *server) execute(shellCtx context.Context, m executeMsg) {
 	s.out.begin(m.Silent)
 	out := &cellOutput{s: s, allowStdin: m.AllowStdin}
-	res := s.run(ctx, m, out)
+	res := s.run(shellCtx, m, out)
 	flushC()
 	s.capt.Flush()
 	s.out.end(resultFrom(res))
 }
 
-func (s *server) run(ctx context.Context, m executeMsg, out *cellOutput) kernel.ExecuteResult {
+func (s *server) run(shellCtx context.Context, m executeMsg, out *cellOutput) kernel.ExecuteResult {
 	ms, code := splitMagics(m.Code)
 	if err := checkMagics(ms); err != nil {
 		return errResult("UnknownMagic", err.Error())
@@ -242,7 +247,7 @@ func (s *server) run(ctx context.Context, m executeMsg, out *cellOutput) kernel.
 		var err *kernel.ExecError
 		switch mg.name {
 		case "!":
-			err = s.shell(ctx, mg)
+			err = s.shell(shellCtx, mg)
 		case "env":
 			err = envMagic(mg, out)
 		case "limit":
@@ -260,7 +265,7 @@ func (s *server) run(ctx context.Context, m executeMsg, out *cellOutput) kernel.
 	if strings.TrimSpace(code) != "" || ms == nil {
 		req := kernel.ExecuteRequest{Code: code, Silent: m.Silent, StoreHistory: m.StoreHistory,
 			AllowStdin: m.AllowStdin, ExecutionCount: m.ExecutionCount}
-		res = s.exec.Execute(ctx, req, out)
+		res = s.exec.Execute(context.Background(), req, out)
 	}
 	if timer != nil {
 		flushC()

@@ -115,6 +115,12 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 		case "sleep":
 			select {
 			case <-f.interrupt:
+				// The session's context must stay alive: cancelling it
+				// is the interpreter's forced stop, which breaks earlier
+				// cells' closures.
+				if ctx.Err() != nil {
+					return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "ContextCancelled", Value: "an interrupt cancelled the session's context"}}
+				}
 				return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "Interrupted", Value: "interrupted"}}
 			case <-time.After(30 * time.Second):
 			}
