@@ -237,6 +237,13 @@ func isInterrupt(v any) bool {
 	return ok && errors.Is(err, safepoint.ErrInterrupted)
 }
 
+// Running reports whether a cell is running now.
+func (s *Session) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.running != nil
+}
+
 // Interrupt asks the running cell to stop at its next safe point. A second
 // Interrupt while no safe point has seen the first stops the cell by force;
 // see Execute.

@@ -127,6 +127,7 @@ type server struct {
 		// the interpreter to stop, which breaks earlier cells' closures,
 		// while an interrupt must only reach a safe point.
 		cancel context.CancelFunc
+		done   chan struct{} // closed when the running cell has ended
 	}
 	cells sync.WaitGroup
 }
@@ -151,17 +152,19 @@ func (s *server) serve() error {
 				return err
 			}
 			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
 			s.mu.Lock()
-			s.mu.cancel = cancel
+			s.mu.cancel, s.mu.done = cancel, done
 			s.mu.Unlock()
 			s.cells.Add(1)
 			go func() {
 				defer s.cells.Done()
 				s.execute(ctx, m)
 				s.mu.Lock()
-				s.mu.cancel = nil
+				s.mu.cancel, s.mu.done = nil, nil
 				s.mu.Unlock()
 				cancel()
+				close(done)
 			}()
 		case kindRequest:
 			var m requestMsg
@@ -180,12 +183,15 @@ func (s *server) serve() error {
 				s.log.Warn("worker: input reply with no input request pending")
 			}
 		case kindInterrupt:
-			s.exec.Interrupt()
 			s.mu.Lock()
-			if s.mu.cancel != nil {
-				s.mu.cancel() // stops a shell command; cells stop at safe points
-			}
+			cancel, done := s.mu.cancel, s.mu.done
 			s.mu.Unlock()
+			if cancel == nil {
+				s.exec.Interrupt()
+				continue
+			}
+			cancel() // stops a shell command; the session stops at a safe point
+			s.interrupt(done)
 		case kindShutdown:
 			// The cell gets a moment to reach a safe point; the process
 			// exits after Serve returns either way.
@@ -201,6 +207,35 @@ func (s *server) serve() error {
 			s.log.Warn("worker: unknown frame", "kind", string(rune(f.kind)))
 		}
 	}
+}
+
+// runner is what a session that can say whether a cell is running
+// implements; package session's Session does.
+type runner interface{ Running() bool }
+
+// interrupt interrupts the cell that done belongs to. The execute frame is
+// read before the cell's goroutine has handed it to the session, and a
+// session ignores an interrupt while it runs nothing; so an interrupt that
+// arrives first waits until the session runs the cell, or the cell ends
+// without it (a cell of magics only).
+func (s *server) interrupt(done chan struct{}) {
+	r, ok := s.exec.(runner)
+	if !ok || r.Running() {
+		s.exec.Interrupt()
+		return
+	}
+	go func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for !r.Running() {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+		s.exec.Interrupt()
+	}()
 }
 
 func (s *server) answer(m requestMsg) replyMsg {

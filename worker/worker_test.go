@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -51,6 +52,7 @@ type fakeExec struct {
 	mu        sync.Mutex
 	vars      map[string]string
 	interrupt chan struct{}
+	running   atomic.Bool // as in the session, Interrupt is ignored while false
 }
 
 func newFakeExec() *fakeExec {
@@ -66,11 +68,16 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 	case <-f.interrupt:
 	default:
 	}
+	if strings.HasPrefix(req.Code, "slowstart") {
+		time.Sleep(200 * time.Millisecond) // the session setting up the cell
+	}
+	f.running.Store(true)
+	defer f.running.Store(false)
 	var res kernel.ExecuteResult
 	for _, line := range strings.Split(strings.TrimSpace(req.Code), "\n") {
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch cmd {
-		case "":
+		case "", "slowstart":
 		case "print": // straight to fd 1
 			os.Stdout.WriteString(arg)
 		case "eprint":
@@ -165,7 +172,12 @@ func (f *fakeExec) IsComplete(code string) kernel.IsCompleteResult {
 	return kernel.IsCompleteResult{Status: "complete"}
 }
 
+func (f *fakeExec) Running() bool { return f.running.Load() }
+
 func (f *fakeExec) Interrupt() {
+	if !f.running.Load() {
+		return
+	}
 	select {
 	case f.interrupt <- struct{}{}:
 	default:
@@ -508,5 +520,21 @@ func TestSilentCellKeepsGoroutineOutput(t *testing.T) {
 	_, out := mustRun(t, c, "out next")
 	if got, want := out.text("stdout"), "from a goroutinenext"; got != want {
 		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
+// TestInterruptBeforeTheSessionRuns sends the interrupt right behind the
+// execute frame, before the session has taken the cell: it must still stop
+// that cell, not vanish.
+func TestInterruptBeforeTheSessionRuns(t *testing.T) {
+	c := newTestClient(t, Config{})
+	mustRun(t, c, "out ready")
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		c.Interrupt()
+	}()
+	res, _ := run(t, c, "slowstart\nsleep")
+	if res.Err == nil || res.Err.Name != "Interrupted" {
+		t.Fatalf("got %+v, want the cell Interrupted", res)
 	}
 }
