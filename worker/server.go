@@ -264,6 +264,10 @@ func (s *server) answer(m requestMsg) replyMsg {
 // the result after everything the cell wrote. shellCtx ends on interrupt
 // and stops the cell's `!cmd`s; the session gets a context of its own.
 func (s *server) execute(shellCtx context.Context, m executeMsg) {
+	// What was written before the cell began belongs to no cell: drain it
+	// first, so begin shows it in this cell or keeps it past a silent one.
+	flushC()
+	s.capt.Flush()
 	s.out.begin(m.Silent)
 	out := &cellOutput{s: s, allowStdin: m.AllowStdin}
 	res := s.run(shellCtx, m, out)

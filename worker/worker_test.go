@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -93,10 +94,12 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 			for i := range n {
 				fmt.Println("line", i)
 			}
-		case "later": // a goroutine that prints after the cell ended
+		case "later": // "later FILE TEXT": a goroutine prints TEXT after the cell ended, then makes FILE
+			file, text, _ := strings.Cut(arg, " ")
 			go func() {
-				time.Sleep(200 * time.Millisecond)
-				fmt.Print(arg)
+				time.Sleep(100 * time.Millisecond)
+				fmt.Print(text)
+				os.WriteFile(file, nil, 0o600)
 			}()
 		case "set":
 			k, v, _ := strings.Cut(arg, "=")
@@ -298,10 +301,23 @@ func TestManyLinesInOrder(t *testing.T) {
 	}
 }
 
+// printLater runs a cell whose goroutine prints text after the cell ended,
+// and waits until it has.
+func printLater(t *testing.T, c *Client, text string) {
+	t.Helper()
+	mark := filepath.Join(t.TempDir(), "printed")
+	mustRun(t, c, "later "+mark+" "+text)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(mark); err == nil {
+			return
+		}
+	}
+	t.Fatal("the goroutine never printed")
+}
+
 func TestOutputBetweenCells(t *testing.T) {
 	c := newTestClient(t, Config{})
-	mustRun(t, c, "later from a goroutine")
-	time.Sleep(500 * time.Millisecond)
+	printLater(t, c, "from a goroutine")
 	_, out := mustRun(t, c, "out next")
 	if got, want := out.text("stdout"), "from a goroutinenext"; got != want {
 		t.Errorf("stdout = %q, want %q", got, want)
@@ -509,8 +525,7 @@ func dialTimeout(network, addr string) (net.Conn, error) {
 
 func TestSilentCellKeepsGoroutineOutput(t *testing.T) {
 	c := newTestClient(t, Config{})
-	mustRun(t, c, "later from a goroutine")
-	time.Sleep(500 * time.Millisecond)
+	printLater(t, c, "from a goroutine")
 	// A silent request (user_expressions, a front end's probe) shows
 	// nothing, its own output included; what a goroutine printed before it
 	// waits for a cell that shows output.

@@ -90,11 +90,13 @@ class Worker(unittest.TestCase):
         self.assertEqual(self.stream(reply, "stderr"), "oops\n")
 
     def test_goroutine_keeps_printing(self):
-        reply = self.run_cell('import ("fmt"; "time")\ngo func() { for i := 0; i < 3; i++ { time.Sleep(150 * time.Millisecond); fmt.Println("tick", i) } }()')
+        reply = self.run_cell('import ("fmt"; "time")\nticked := make(chan bool)\n'
+                              'go func() { for i := 0; i < 3; i++ { time.Sleep(150 * time.Millisecond); fmt.Println("tick", i) }; close(ticked) }()')
         self.assertEqual(reply["content"]["status"], "ok")
+        self.assertEqual(self.stream(reply), "")
         time.sleep(0.8)
-        # What it printed after its cell ended shows at the start of the next one.
-        reply = self.run_cell('fmt.Println("next")')
+        # What it printed after its cell ended shows in the next one, before its own output.
+        reply = self.run_cell('<-ticked\nfmt.Println("next")')
         self.assertEqual(self.stream(reply), "tick 0\ntick 1\ntick 2\nnext\n")
 
     def test_many_lines_complete_and_in_order(self):
