@@ -20,12 +20,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 
 import {
+  chromiumPath,
   debianPython,
   freePort,
   killMatching,
+  openBrowser,
   parseSteps,
   repoRoot,
   seconds,
@@ -35,7 +36,6 @@ import {
 } from '../web/harness.mjs';
 
 const labDir = path.dirname(fileURLToPath(import.meta.url));
-const chromiumPath = process.env.GOTRAIN_CHROMIUM || '/usr/bin/chromium';
 const outDir = path.resolve(process.env.GOTRAIN_LAB_OUT || path.join(repoRoot, 'build', 'lab-test'));
 const buildDir = path.resolve(process.env.GOTRAIN_LAB_BUILD || path.join(repoRoot, 'build', 'lab'));
 const notebookFile = '01-quickstart.ipynb';
@@ -240,27 +240,7 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
       specs.kernelspecs.gotrain,
       `kernelspec gotrain not found; the server knows ${Object.keys(specs.kernelspecs).join(', ')} (JUPYTER_PATH=${process.env.JUPYTER_PATH || ''})`,
     );
-    context = await chromium.launchPersistentContext(path.join(scratch, 'chromium-profile'), {
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1400, height: 1000 },
-      timeout: seconds(120),
-    });
-    page = context.pages()[0] || (await context.newPage());
-    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`);
-    });
+    ({ context, page } = await openBrowser(path.join(scratch, 'chromium-profile'), { width: 1400, height: 1000 }, pageErrors));
   });
 
   after(async () => {

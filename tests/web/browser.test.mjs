@@ -12,11 +12,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { chromium } from 'playwright-core';
 
 import {
+  chromiumPath,
   kernelName,
   killMatching,
+  openBrowser,
   notebookPath,
   parseSteps,
   readNotebook,
@@ -28,7 +29,6 @@ import {
   waitFor,
 } from './harness.mjs';
 
-const chromiumPath = process.env.GOTRAIN_CHROMIUM || '/usr/bin/chromium';
 const screenshotDir = path.join(repoRoot, 'build', 'screenshots');
 const notebookFile = 'quickstart.ipynb';
 
@@ -134,27 +134,7 @@ describe(`classic Notebook in headless Chromium runs the quick-start notebook on
     lang = specs.kernelspecs[kernelName].spec.language.toLowerCase();
     assert.ok(snippets[lang], `no test cells for kernel language ${lang}`);
     const profile = path.join(scratch, 'chromium-profile'); // fresh for every run
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      viewport: { width: 1280, height: 900 },
-      timeout: seconds(120),
-    });
-    page = context.pages()[0] || (await context.newPage());
-    page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`);
-    });
+    ({ context, page } = await openBrowser(profile, { width: 1280, height: 900 }, pageErrors));
   });
 
   after(async () => {

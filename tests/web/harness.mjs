@@ -405,3 +405,35 @@ export async function startJupyter({ app, rootDir, scratch, log = () => {} }) {
   }
   return server;
 }
+
+// chromiumPath is Debian's Chromium, or GOTRAIN_CHROMIUM.
+export const chromiumPath = process.env.GOTRAIN_CHROMIUM || '/usr/bin/chromium';
+
+// openBrowser starts headless Chromium on a fresh profile and returns its
+// context and first page; page errors and console errors are appended to
+// pageErrors, which the tests assert empty.
+export async function openBrowser(profile, viewport, pageErrors) {
+  const { chromium } = await import('playwright-core');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport,
+    timeout: seconds(120),
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`);
+  });
+  return { context, page };
+}
