@@ -23,7 +23,7 @@ const fSetPipeSize = 1031 // F_SETPIPE_SZ
 // concurrent use.
 type capture struct {
 	fds  [2]int      // read ends for stdout and stderr; non-blocking
-	keep [2]*os.File // the files behind fds, when this process made the pipes
+	keep [2]*os.File // the files behind fds when this process made the pipes, kept so no finalizer closes them
 	diag *os.File    // the worker's diagnostics and crash output
 	// errCopy gets fd 2's text as soon as it is read, or is -1; see FDsEnv.
 	errCopy int

@@ -152,6 +152,7 @@ func (c *Client) accept() {
 				conn.Close()
 				return
 			}
+			c.log.Debug("worker: connected", "pid", h.PID, "remote", conn.RemoteAddr().String())
 			p.linkc <- l
 		}()
 	}

@@ -19,16 +19,15 @@ type kind byte
 
 const (
 	// worker to kernel
-	kindHello      kind = 'H' // hello: the token, once, first
-	kindStdout     kind = 'o' // text a cell wrote to stdout
-	kindStderr     kind = 'e' // text a cell wrote to stderr
-	kindDisplay    kind = 'D' // displayMsg
-	kindClear      kind = 'C' // clearMsg
-	kindInputReq   kind = 'I' // inputReq
-	kindResult     kind = 'R' // resultMsg: the end of an execute
-	kindReply      kind = 'Y' // replyMsg: complete, inspect, is_complete
-	kindReady      kind = 'W' // the session is up and takes requests
-	kindLimitReply kind = 'L' // limitMsg, the limits in force
+	kindHello    kind = 'H' // hello: the token, once, first
+	kindStdout   kind = 'o' // text a cell wrote to stdout
+	kindStderr   kind = 'e' // text a cell wrote to stderr
+	kindDisplay  kind = 'D' // displayMsg
+	kindClear    kind = 'C' // clearMsg
+	kindInputReq kind = 'I' // inputReq
+	kindResult   kind = 'R' // resultMsg: the end of an execute
+	kindReply    kind = 'Y' // replyMsg: complete, inspect, is_complete
+	kindReady    kind = 'W' // the session is up and takes requests
 
 	// kernel to worker
 	kindExecute    kind = 'x' // executeMsg
