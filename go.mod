@@ -11,9 +11,11 @@ require (
 
 require (
 	github.com/go-zeromq/goczmq/v4 v4.2.2 // indirect
-	golang.org/x/sync v0.12.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.23.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
 )
 
 replace github.com/traefik/yaegi => ./third_party/yaegi
+
 replace github.com/go-zeromq/zmq4 => ./third_party/zmq4

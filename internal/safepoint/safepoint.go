@@ -15,6 +15,7 @@ package safepoint
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,7 +30,17 @@ var state struct {
 	handled int           // safe points that observed the flag since Raise
 }
 
+// pending mirrors state.raised without the lock, for Pending: compiled
+// cells poll it at every loop iteration and function entry, where a mutex
+// would cost more than the code it guards.
+var pending atomic.Bool
+
 func init() { state.wake = make(chan struct{}) }
+
+// Pending reports whether an interrupt is raised, without taking the lock;
+// it is small enough to be inlined at a compiled cell's safe points, which
+// call Check only when it reports true.
+func Pending() bool { return pending.Load() }
 
 // Raise records an interrupt request and wakes every Sleep in progress.
 func Raise() {
@@ -37,6 +48,7 @@ func Raise() {
 	defer state.mu.Unlock()
 	if !state.raised {
 		state.raised = true
+		pending.Store(true)
 		close(state.wake)
 	}
 }
@@ -47,6 +59,7 @@ func Clear() {
 	defer state.mu.Unlock()
 	if state.raised {
 		state.raised = false
+		pending.Store(false)
 		state.wake = make(chan struct{})
 	}
 	state.handled = 0

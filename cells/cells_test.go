@@ -1,0 +1,122 @@
+package cells_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gotrain/gotrain/cells"
+)
+
+var (
+	tcOnce sync.Once
+	tc     *cells.Toolchain
+	tcErr  error
+)
+
+func toolchain(t *testing.T) *cells.Toolchain {
+	t.Helper()
+	tcOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cells-test-mod-")
+		if err != nil {
+			tcErr = err
+			return
+		}
+		tc, tcErr = cells.NewToolchain(cells.ToolchainConfig{ModuleDir: dir})
+	})
+	if tcErr != nil {
+		t.Fatal(tcErr)
+	}
+	return tc
+}
+
+// session runs cells in order and returns what each printed to stdout.
+type session struct {
+	t *testing.T
+	c *cells.Compiler
+}
+
+func newSession(t *testing.T) *session {
+	c, err := cells.New(cells.Config{Dir: filepath.Join(t.TempDir(), "s"), Toolchain: toolchain(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &session{t, c}
+}
+
+// run compiles and runs one cell, returning its stdout and its error.
+func (s *session) run(code string) (string, error) {
+	s.t.Helper()
+	cell, err := s.c.Compile(context.Background(), code)
+	if err != nil {
+		return "", err
+	}
+	r, w, _ := os.Pipe()
+	old := os.Stdout
+	os.Stdout = w
+	var out strings.Builder
+	done := make(chan struct{})
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			out.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		close(done)
+	}()
+	var perr any
+	func() {
+		defer func() { perr = recover() }()
+		cell.Run()
+	}()
+	os.Stdout = old
+	w.Close()
+	<-done
+	if perr != nil {
+		s.t.Fatalf("cell panicked: %v\n%s", perr, cell.Source())
+	}
+	return out.String(), nil
+}
+
+func (s *session) want(code, want string) {
+	s.t.Helper()
+	got, err := s.run(code)
+	if err != nil {
+		s.t.Fatalf("cell %q: %v", code, err)
+	}
+	if got != want {
+		s.t.Fatalf("cell %q printed %q, want %q", code, got, want)
+	}
+}
+
+func TestSpike(t *testing.T) {
+	s := newSession(t)
+	s.want(`import "fmt"`, "")
+	s.want(`type point struct{ x, y int }
+func (p point) String() string { return fmt.Sprintf("(%d,%d)", p.x, p.y) }
+func (p *point) move(dx int) { p.x += dx }
+p := point{1, 2}
+fmt.Println(p)`, "(1,2)\n")
+	s.want(`p.move(3)
+q := point{x: 5}
+fmt.Printf("%v %+v %T %d\n", p, []point{p, q}, q, p.x+q.y)`, "(4,2) [(4,2) (5,0)] main.point 4\n")
+	s.want(`type shape interface{ area() float64 }
+type sq struct{ s float64 }
+func (q sq) area() float64 { return q.s * q.s }
+var sh shape = sq{3}
+fmt.Println(sh.area())`, "9\n")
+	s.want(`type circle struct{ r float64 }
+func (c circle) area() float64 { return 3 * c.r * c.r }
+shapes := []shape{sq{2}, circle{1}, &circle{2}}
+for _, x := range shapes { fmt.Println(x.area()) }`, "4\n3\n12\n")
+	s.want(`func fib(n int) int { if n < 2 { return n }; return fib(n-1) + fib(n-2) }
+fmt.Println(fib(20))`, "6765\n")
+	s.want(`for i := 0; i < 3; i++ { defer fmt.Print(i, " ") }`, "2 1 0 ")
+	s.want(`fmt.Println(fib(10), p.x, len(shapes))`, "55 4 3\n")
+}

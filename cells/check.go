@@ -1,0 +1,626 @@
+package cells
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"go/types"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// cellFunc is the function a cell's statements run in.
+const cellFunc = "_gtcell"
+
+// Error is a problem in a cell's source at a position of the cell.
+type Error struct {
+	Line, Col int // 1-based; 0 when unknown
+	Msg       string
+}
+
+func (e Error) Error() string {
+	if e.Line == 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
+}
+
+// ErrorList is every error found in a cell, in source order.
+type ErrorList []Error
+
+func (l ErrorList) Error() string {
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// unit is a cell on its way to a package: its source as the checking view
+// sees it, and what type-checking found.
+type unit struct {
+	code    string
+	imports map[string]string // the session's imports with the cell's own
+	own     map[string]string // the cell's own imports
+	fileA   *ast.File         // declarations with empty bodies, statements as written
+	fileB   *ast.File         // the cell as a package: top-level variables declared
+	pkg     *types.Package
+	info    *types.Info
+	views   []*ast.File
+	vars    []topVar // top-level variables, in order
+	hidden  map[string]string
+	show    bool // the last statement's value is the cell's result
+}
+
+type topVar struct {
+	name string
+	typ  types.Type
+}
+
+// prepare parses and type-checks a cell against the session.
+func (c *Compiler) prepare(code string) (*unit, error) {
+	u := &unit{code: code, imports: map[string]string{}, own: map[string]string{}, hidden: map[string]string{}}
+	for n, p := range c.imports {
+		u.imports[n] = p
+	}
+	segs := split(code)
+	var imps, decls, stmts strings.Builder
+	lines := lineStarts(code)
+	mark := func(b *strings.Builder, off int) {
+		l, col := position(lines, off)
+		fmt.Fprintf(b, "/*line %s:%d:%d*/", cellFile, l, col)
+	}
+	for _, s := range segs {
+		text := code[s.start:s.end]
+		switch s.kind {
+		case segImport:
+			mark(&imps, s.start)
+			imps.WriteString(text)
+			imps.WriteString("\n")
+		case segDecl:
+			mark(&decls, s.start)
+			decls.WriteString(text)
+			decls.WriteString("\n")
+		default:
+			mark(&stmts, s.start)
+			stmts.WriteString(text)
+			stmts.WriteString("\n")
+		}
+	}
+	// The cell's imports first, on their own, to learn their names.
+	impFile, err := parser.ParseFile(c.fset, cellFile, "package main;"+imps.String(), parser.SkipObjectResolution)
+	if err != nil {
+		return nil, syntaxErrors(err)
+	}
+	for _, is := range impFile.Imports {
+		path, _ := strconv.Unquote(is.Path.Value)
+		name := ""
+		if is.Name != nil {
+			name = is.Name.Name
+		}
+		if name == "" {
+			n, err := c.tc.PackageName(path)
+			if err != nil {
+				l, col := c.cellPos(is.Pos())
+				return nil, ErrorList{{l, col, err.Error()}}
+			}
+			name = n
+		}
+		if name == "_" || name == "." {
+			if name == "." {
+				l, col := c.cellPos(is.Pos())
+				return nil, ErrorList{{l, col, "dot imports are not supported in cells; import " + strconv.Quote(path) + " with a name"}}
+			}
+			name = "_" + strconv.Itoa(len(u.own)) + "_"
+		}
+		u.own[name] = path
+		u.imports[name] = path
+	}
+	if err := c.tc.Require(u.importPaths()); err != nil {
+		return nil, err
+	}
+
+	src := func() string {
+		var b strings.Builder
+		b.WriteString("package main\n")
+		writeImports(&b, u.imports)
+		fmt.Fprintf(&b, "import _gtrt %q\n", rtPath)
+		b.WriteString(decls.String())
+		b.WriteString("func " + cellFunc + "() {\n")
+		b.WriteString(stmts.String())
+		b.WriteString("\n}\n")
+		return b.String()
+	}()
+	if u.fileA, err = parser.ParseFile(c.fset, cellFile, src, parser.SkipObjectResolution); err != nil {
+		return nil, syntaxErrors(err)
+	}
+	if u.fileB, err = parser.ParseFile(c.fset, cellFile, src, parser.SkipObjectResolution); err != nil {
+		return nil, syntaxErrors(err)
+	}
+	for _, f := range []*ast.File{u.fileA, u.fileB} {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 {
+				if base := recvBase(fd.Recv.List[0].Type); base != "" && !declaresType(f, base) {
+					if o := c.live[base]; o != nil && o.kind == objType {
+						l, col := c.cellPos(fd.Pos())
+						return nil, ErrorList{{l, col, fmt.Sprintf("method %s.%s must be declared in the cell that declares %s: Go keeps a type's methods in its package, and each cell is one; declare them together", base, fd.Name.Name, base)}}
+					}
+				}
+			}
+		}
+	}
+	skip := topNames(u.fileA)
+
+	// Phase A: declarations with empty bodies and the statements as a
+	// function body, to learn the types of the top-level variables.
+	stubBodies(u.fileA)
+	u.show = wrapLast(u.fileA, false)
+	u.views = c.viewFiles(skip)
+	pkgA, infoA, errs := c.check(u.fileA, u.views)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	body := cellBody(u.fileA)
+	for _, st := range body.List {
+		for _, id := range definedIdents(st) {
+			if obj, ok := infoA.Defs[id].(*types.Var); ok && id.Name != "_" {
+				u.vars = append(u.vars, topVar{id.Name, obj.Type()})
+			}
+		}
+	}
+	if !u.show {
+		u.show = resultCall(body, infoA)
+	}
+	_ = pkgA
+
+	// Phase B: the cell as it compiles, its top-level variables at package
+	// level so that its functions and later cells see them.
+	if err := c.declareVars(u); err != nil {
+		return nil, err
+	}
+	wrapLast(u.fileB, u.show)
+	pkg, info, errs := c.check(u.fileB, u.views)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	u.pkg, u.info = pkg, info
+	return u, nil
+}
+
+func (u *unit) importPaths() []string {
+	var paths []string
+	for _, p := range u.imports {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return append(paths, rtPath)
+}
+
+// check type-checks a cell's file with the views of earlier cells.
+func (c *Compiler) check(file *ast.File, views []*ast.File) (*types.Package, *types.Info, ErrorList) {
+	info := &types.Info{
+		Types:      map[ast.Expr]types.TypeAndValue{},
+		Defs:       map[*ast.Ident]types.Object{},
+		Uses:       map[*ast.Ident]types.Object{},
+		Selections: map[*ast.SelectorExpr]*types.Selection{},
+		Implicits:  map[ast.Node]types.Object{},
+		Scopes:     map[ast.Node]*types.Scope{},
+	}
+	var errs ErrorList
+	var internal []string
+	conf := types.Config{
+		Importer: c.tc.Importer(c.fset),
+		Sizes:    types.SizesFor("gc", goarch),
+		Error: func(err error) {
+			var te types.Error
+			if !errors.As(err, &te) {
+				errs = append(errs, Error{Msg: err.Error()})
+				return
+			}
+			p := te.Fset.PositionFor(te.Pos, true)
+			if p.Filename != cellFile {
+				// Views are generated; what fails there is either an
+				// unused import of an earlier cell (harmless) or a bug.
+				if !unusedImport(te.Msg) {
+					internal = append(internal, te.Error())
+				}
+				return
+			}
+			if unusedImport(te.Msg) {
+				return
+			}
+			if strings.HasPrefix(te.Msg, "declared and not used: ") && isTopLevel(file, info, te.Pos) {
+				return
+			}
+			errs = append(errs, Error{p.Line, p.Column, te.Msg})
+		},
+	}
+	pkg, _ := conf.Check("main", c.fset, append(append([]*ast.File{}, views...), file), info)
+	if len(errs) == 0 && len(internal) > 0 {
+		errs = append(errs, Error{Msg: "cells: the session's view of earlier cells does not type-check (a bug in gotrain): " + strings.Join(internal, "; ")})
+	}
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].Line != errs[j].Line {
+			return errs[i].Line < errs[j].Line
+		}
+		return errs[i].Col < errs[j].Col
+	})
+	return pkg, info, dedupe(errs)
+}
+
+// unusedImport reports whether msg is the checker's complaint about an
+// unused import: cells share the session's imports, so that is normal.
+func unusedImport(msg string) bool {
+	return strings.HasPrefix(msg, "\"") && strings.Contains(msg, "imported") && strings.HasSuffix(msg, "not used")
+}
+
+func dedupe(l ErrorList) ErrorList {
+	var out ErrorList
+	for i, e := range l {
+		if i > 0 && e == l[i-1] {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// isTopLevel reports whether the variable declared at pos is one of the
+// cell's top-level variables, which need no use: later cells may use them.
+func isTopLevel(file *ast.File, info *types.Info, pos token.Pos) bool {
+	body := cellBody(file)
+	if body == nil {
+		return false
+	}
+	for _, st := range body.List {
+		for _, id := range definedIdents(st) {
+			if id.Pos() == pos {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cellBody returns the body of the function holding a cell's statements.
+func cellBody(f *ast.File) *ast.BlockStmt {
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == cellFunc {
+			return fd.Body
+		}
+	}
+	return nil
+}
+
+// definedIdents returns the names a top-level statement declares: those of
+// a := or of a var declaration.
+func definedIdents(st ast.Stmt) []*ast.Ident {
+	var ids []*ast.Ident
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		if st.Tok == token.DEFINE {
+			for _, e := range st.Lhs {
+				if id, ok := e.(*ast.Ident); ok {
+					ids = append(ids, id)
+				}
+			}
+		}
+	case *ast.DeclStmt:
+		if gd, ok := st.Decl.(*ast.GenDecl); ok && gd.Tok == token.VAR {
+			for _, s := range gd.Specs {
+				ids = append(ids, s.(*ast.ValueSpec).Names...)
+			}
+		}
+	case *ast.LabeledStmt:
+		return definedIdents(st.Stmt)
+	}
+	return ids
+}
+
+// topNames returns every name a cell declares at its top level.
+func topNames(f *ast.File) map[string]bool {
+	names := map[string]bool{}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name != cellFunc {
+				names[d.Name.Name] = true
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					names[s.Name.Name] = true
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						names[n.Name] = true
+					}
+				}
+			}
+		}
+	}
+	if body := cellBody(f); body != nil {
+		for _, st := range body.List {
+			for _, id := range definedIdents(st) {
+				names[id.Name] = true
+			}
+		}
+	}
+	return names
+}
+
+func declaresType(f *ast.File, name string) bool {
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+			for _, s := range gd.Specs {
+				if s.(*ast.TypeSpec).Name.Name == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// stubBodies empties the bodies of a file's functions other than the
+// cell's own: the view of a declaration needs its signature only.
+func stubBodies(f *ast.File) {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil || (fd.Recv == nil && fd.Name.Name == cellFunc) {
+			continue
+		}
+		fd.Body = &ast.BlockStmt{Lbrace: fd.Body.Lbrace, Rbrace: fd.Body.Rbrace, List: []ast.Stmt{
+			&ast.ExprStmt{X: &ast.CallExpr{Fun: ast.NewIdent("panic"), Args: []ast.Expr{&ast.BasicLit{Kind: token.INT, Value: "0"}}}},
+		}}
+	}
+}
+
+// wrapLast turns a cell's final expression into its result: a bare
+// expression always, a call only when call is set (phase A has learnt that
+// it returns one value). It reports whether it wrapped.
+func wrapLast(f *ast.File, call bool) bool {
+	body := cellBody(f)
+	if body == nil || len(body.List) == 0 {
+		return false
+	}
+	es, ok := body.List[len(body.List)-1].(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	switch x := ast.Unparen(es.X).(type) {
+	case *ast.CallExpr:
+		if !call {
+			return false
+		}
+	case *ast.UnaryExpr:
+		if x.Op == token.ARROW && !call {
+			return false
+		}
+	}
+	es.X = &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gtrt"), Sel: ast.NewIdent("Show")}, Args: []ast.Expr{es.X}, Lparen: es.X.Pos()}
+	return true
+}
+
+// resultCall reports whether a cell ends with a call or receive that gives
+// one value.
+func resultCall(body *ast.BlockStmt, info *types.Info) bool {
+	if len(body.List) == 0 {
+		return false
+	}
+	es, ok := body.List[len(body.List)-1].(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	tv, ok := info.Types[es.X]
+	if !ok || tv.IsVoid() || tv.Type == nil {
+		return false
+	}
+	_, tuple := tv.Type.(*types.Tuple)
+	return !tuple
+}
+
+// declareVars moves a cell's top-level variables to package level: each
+// := and var at the top becomes an assignment, run in order, to a package
+// variable of the type phase A found.
+func (c *Compiler) declareVars(u *unit) error {
+	body := cellBody(u.fileB)
+	var list []ast.Stmt
+	for _, st := range body.List {
+		list = append(list, toAssign(st)...)
+	}
+	body.List = list
+	var errs ErrorList
+	for _, v := range u.vars {
+		if bad := unnameable(v.typ); bad != "" {
+			errs = append(errs, Error{Msg: fmt.Sprintf("%s has type %s, which a later cell could not name (%s is not exported); give %s a type of your own, such as an interface it implements", v.name, v.typ, bad, v.name)})
+			continue
+		}
+		texpr, err := parser.ParseExpr(types.TypeString(v.typ, u.qualifier))
+		if err != nil {
+			return fmt.Errorf("cells: spelling the type of %s: %v", v.name, err)
+		}
+		u.fileB.Decls = append(u.fileB.Decls, &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
+			&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent(v.name)}, Type: texpr},
+		}})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	for name, path := range u.hidden {
+		addImport(u.fileB, name, path)
+	}
+	return nil
+}
+
+// qualifier names packages as the cell's file imports them, adding a
+// hidden import for a package the cell uses without importing it.
+func (u *unit) qualifier(p *types.Package) string {
+	if p.Path() == "main" {
+		return ""
+	}
+	for n, path := range u.imports {
+		if path == p.Path() {
+			return n
+		}
+	}
+	for n, path := range u.hidden {
+		if path == p.Path() {
+			return n
+		}
+	}
+	n := "_gtp" + strconv.Itoa(len(u.hidden))
+	u.hidden[n] = p.Path()
+	return n
+}
+
+func addImport(f *ast.File, name, path string) {
+	spec := &ast.ImportSpec{Name: ast.NewIdent(name), Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(path)}}
+	f.Decls = append([]ast.Decl{&ast.GenDecl{Tok: token.IMPORT, Specs: []ast.Spec{spec}}}, f.Decls...)
+	f.Imports = append(f.Imports, spec)
+}
+
+// toAssign rewrites a top-level define or var declaration as assignments.
+func toAssign(st ast.Stmt) []ast.Stmt {
+	switch s := st.(type) {
+	case *ast.AssignStmt:
+		if s.Tok == token.DEFINE {
+			s.Tok = token.ASSIGN
+		}
+	case *ast.LabeledStmt:
+		if inner := toAssign(s.Stmt); len(inner) == 1 {
+			s.Stmt = inner[0]
+			return []ast.Stmt{s}
+		}
+	case *ast.DeclStmt:
+		gd, ok := s.Decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.VAR {
+			return []ast.Stmt{st}
+		}
+		var out []ast.Stmt
+		for _, sp := range gd.Specs {
+			vs := sp.(*ast.ValueSpec)
+			var lhs []ast.Expr
+			for _, n := range vs.Names {
+				lhs = append(lhs, n)
+			}
+			values := vs.Values
+			if len(values) == 0 {
+				// var x T: zero again each time the cell runs.
+				for range lhs {
+					values = append(values, &ast.StarExpr{X: &ast.CallExpr{Fun: ast.NewIdent("new"), Args: []ast.Expr{vs.Type}}})
+				}
+			} else if vs.Type != nil && len(values) == len(lhs) {
+				// Keep the declared type: var x float64 = 1.
+				for i, v := range values {
+					values[i] = &ast.CallExpr{Fun: &ast.ParenExpr{X: vs.Type}, Args: []ast.Expr{v}}
+				}
+			}
+			out = append(out, &ast.AssignStmt{Lhs: lhs, TokPos: vs.Pos(), Tok: token.ASSIGN, Rhs: values})
+		}
+		return out
+	}
+	return []ast.Stmt{st}
+}
+
+// unnameable returns the first type within t that code outside its
+// package cannot name, or "".
+func unnameable(t types.Type) string {
+	seen := map[types.Type]bool{}
+	var walk func(t types.Type) string
+	walk = func(t types.Type) string {
+		if seen[t] {
+			return ""
+		}
+		seen[t] = true
+		switch t := t.(type) {
+		case *types.Named:
+			o := t.Obj()
+			if o.Pkg() != nil && o.Pkg().Path() != "main" && !o.Exported() {
+				return o.Pkg().Path() + "." + o.Name()
+			}
+			if o.Parent() != nil && o.Pkg() != nil && o.Parent() != o.Pkg().Scope() {
+				return o.Name() + " (declared inside a function)"
+			}
+			for i := 0; i < t.TypeArgs().Len(); i++ {
+				if s := walk(t.TypeArgs().At(i)); s != "" {
+					return s
+				}
+			}
+		case *types.Pointer:
+			return walk(t.Elem())
+		case *types.Slice:
+			return walk(t.Elem())
+		case *types.Array:
+			return walk(t.Elem())
+		case *types.Map:
+			if s := walk(t.Key()); s != "" {
+				return s
+			}
+			return walk(t.Elem())
+		case *types.Chan:
+			return walk(t.Elem())
+		case *types.Signature:
+			for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
+				for i := 0; i < tup.Len(); i++ {
+					if s := walk(tup.At(i).Type()); s != "" {
+						return s
+					}
+				}
+			}
+		case *types.Struct:
+			for i := 0; i < t.NumFields(); i++ {
+				if s := walk(t.Field(i).Type()); s != "" {
+					return s
+				}
+			}
+		}
+		return ""
+	}
+	return walk(t)
+}
+
+// syntaxErrors converts the parser's errors to the cell's positions.
+func syntaxErrors(err error) error {
+	var list scanner.ErrorList
+	if !errors.As(err, &list) {
+		return ErrorList{{Msg: err.Error()}}
+	}
+	var out ErrorList
+	for _, e := range list {
+		if e.Pos.Filename != cellFile {
+			out = append(out, Error{Msg: e.Msg})
+			continue
+		}
+		out = append(out, Error{e.Pos.Line, e.Pos.Column, e.Msg})
+	}
+	return out
+}
+
+// cellPos returns the cell line and column of a position.
+func (c *Compiler) cellPos(pos token.Pos) (int, int) {
+	p := c.fset.PositionFor(pos, true)
+	return p.Line, p.Column
+}
+
+func lineStarts(s string) []int {
+	starts := []int{0}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+func position(starts []int, off int) (line, col int) {
+	i := sort.Search(len(starts), func(i int) bool { return starts[i] > off }) - 1
+	return i + 1, off - starts[i] + 1
+}

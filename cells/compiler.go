@@ -1,0 +1,374 @@
+package cells
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// cellFile is the file name every position inside the cell being compiled
+// carries, so type errors point into the cell.
+const cellFile = "cell"
+
+// pathPrefix is the import path of every cell's package.
+const pathPrefix = "gotrain.cells/c"
+
+// rtPath is the package generated code calls at run time.
+const rtPath = "github.com/gotrain/gotrain/cells/rt"
+
+// Config says where a Compiler keeps its work and how it builds.
+type Config struct {
+	// Dir holds the session's module and its builds; it is created, and
+	// removed by Close.
+	Dir string
+	// Toolchain builds packages; see NewToolchain.
+	Toolchain *Toolchain
+}
+
+// Compiler compiles the cells of one session and loads them into this
+// process. Its methods must not be called concurrently, except Imports.
+type Compiler struct {
+	cfg  Config
+	tc   *Toolchain
+	fset *token.FileSet
+
+	imports map[string]string  // the session's imports: name to path
+	live    map[string]*object // the newest top-level object of each name
+	byHash  map[string]*Cell   // a generated package's hash to its build
+	seq     int
+	mu      sync.Mutex // guards imports for Imports
+}
+
+// Cell is a compiled, loaded cell.
+type Cell struct {
+	// Run runs the cell's statements; it panics as they do.
+	Run func()
+	// Notices are one-line remarks about the cell's declarations, such as
+	// what a redefinition leaves to earlier values.
+	Notices []string
+	// Reused says the cell's build came from an earlier run.
+	Reused bool
+
+	path    string
+	alias   string
+	archive string
+	objs    []*object
+	viewImp map[string]string // name to path, as its declarations' views use them
+	source  string            // the generated package, for errors and tests
+}
+
+// Source returns the Go source the cell compiled to.
+func (c *Cell) Source() string { return c.source }
+
+type objKind int
+
+const (
+	objType objKind = iota
+	objFunc
+	objVar
+	objConst
+)
+
+// object is a top-level name a cell declared, as later cells see it.
+type object struct {
+	name   string
+	kind   objKind
+	cell   *Cell
+	access string // its exported name in the cell's package
+	deref  bool   // access is a pointer to the variable
+	view   string // its declaration as the checking view spells it
+}
+
+// New starts a compiler for a new session.
+func New(cfg Config) (*Compiler, error) {
+	if cfg.Toolchain == nil {
+		return nil, fmt.Errorf("cells: Config.Toolchain is nil; want a toolchain from NewToolchain")
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cells: creating the session directory: %w", err)
+	}
+	return &Compiler{
+		cfg:     cfg,
+		tc:      cfg.Toolchain,
+		fset:    token.NewFileSet(),
+		imports: map[string]string{},
+		live:    map[string]*object{},
+		byHash:  map[string]*Cell{},
+	}, nil
+}
+
+// Close removes the session's build products. Loaded cells stay loaded.
+func (c *Compiler) Close() error { return os.RemoveAll(c.cfg.Dir) }
+
+// Imports returns the session's imports, name to path.
+func (c *Compiler) Imports() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]string, len(c.imports))
+	for k, v := range c.imports {
+		m[k] = v
+	}
+	return m
+}
+
+// Compile type-checks a cell against the session, builds it and loads it.
+// Its declarations are visible to later cells from then on, even if
+// running it fails. A type error is returned as an ErrorList with the
+// cell's positions.
+func (c *Compiler) Compile(ctx context.Context, code string) (*Cell, error) {
+	u, err := c.prepare(code)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := c.generate(u)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(gen))
+	key := hex.EncodeToString(sum[:])
+	cell, reused := c.byHash[key]
+	if !reused {
+		c.seq++
+		cell = &Cell{path: pathPrefix + strconv.Itoa(c.seq), alias: "_gtc" + strconv.Itoa(c.seq)}
+		cell.source = strings.ReplaceAll(gen, placeholderPath, cell.path)
+		if err := c.build(ctx, cell, u); err != nil {
+			return nil, err
+		}
+		c.byHash[key] = cell
+		cell.objs, cell.viewImp = c.objects(u, cell)
+	}
+	cell.Reused = reused
+	cell.Notices = c.commit(u, cell)
+	return cell, nil
+}
+
+// commit makes a cell's declarations the newest of their names and says
+// what redefinitions leave behind.
+func (c *Compiler) commit(u *unit, cell *Cell) []string {
+	var notices []string
+	for _, o := range cell.objs {
+		if old := c.live[o.name]; old != nil && old.cell != cell {
+			notices = append(notices, redefinition(o, old))
+		}
+		c.live[o.name] = o
+	}
+	c.mu.Lock()
+	for name, path := range u.imports {
+		c.imports[name] = path
+	}
+	c.mu.Unlock()
+	sort.Strings(notices)
+	return notices
+}
+
+func redefinition(o, old *object) string {
+	switch o.kind {
+	case objType:
+		return fmt.Sprintf("%s redefined: later cells use the new type; values made before keep the old one", o.name)
+	case objFunc:
+		return fmt.Sprintf("%s redefined: later cells call the new one; functions of earlier cells still call the old one", o.name)
+	case objVar:
+		return fmt.Sprintf("%s redefined: later cells see the new variable; functions of earlier cells still use the old one", o.name)
+	}
+	return fmt.Sprintf("%s redefined: later cells see the new value", o.name)
+}
+
+// viewFiles returns the source of the checking view of the session: one
+// file per cell with live declarations, all in one package, so that a new
+// cell sees unexported names and types as one program would. Names the new
+// cell declares are left out, so it may redefine them.
+func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
+	byCell := map[*Cell][]*object{}
+	var order []*Cell
+	for _, o := range c.live {
+		if skip[o.name] {
+			continue
+		}
+		if byCell[o.cell] == nil {
+			order = append(order, o.cell)
+		}
+		byCell[o.cell] = append(byCell[o.cell], o)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].path < order[j].path })
+	var files []*ast.File
+	for _, cell := range order {
+		objs := byCell[cell]
+		sort.Slice(objs, func(i, j int) bool { return objs[i].name < objs[j].name })
+		var b strings.Builder
+		b.WriteString("package main\n")
+		writeImports(&b, cell.viewImp)
+		for _, o := range objs {
+			b.WriteString(o.view)
+			b.WriteString("\n")
+		}
+		f, err := parser.ParseFile(c.fset, cell.path+".view", b.String(), parser.SkipObjectResolution)
+		if err != nil {
+			// A view is generated from declarations that type-checked;
+			// failing to parse one is a bug here, not in the cell.
+			panic(fmt.Sprintf("cells: view of %s does not parse: %v\n%s", cell.path, err, b.String()))
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+func writeImports(b *strings.Builder, imp map[string]string) {
+	names := make([]string, 0, len(imp))
+	for n := range imp {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(b, "import %s %q\n", n, imp[n])
+	}
+}
+
+// printNode prints an AST node as Go source.
+func (c *Compiler) printNode(n any) string {
+	var b strings.Builder
+	cfg := printer.Config{Mode: printer.RawFormat}
+	if err := cfg.Fprint(&b, c.fset, n); err != nil {
+		panic(fmt.Sprintf("cells: printing %T: %v", n, err))
+	}
+	return b.String()
+}
+
+// objects describes the top-level names a cell declares, for later cells.
+func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
+	viewImp := map[string]string{}
+	for n, p := range u.imports {
+		viewImp[n] = p
+	}
+	spell := func(t types.Type) string {
+		return types.TypeString(t, func(p *types.Package) string {
+			if p.Path() == "main" {
+				return ""
+			}
+			for n, path := range viewImp {
+				if path == p.Path() {
+					return n
+				}
+			}
+			n := "_gtp" + strconv.Itoa(len(viewImp))
+			viewImp[n] = p.Path()
+			return n
+		})
+	}
+	var objs []*object
+	add := func(name string, kind objKind, view string) {
+		o := &object{name: name, kind: kind, cell: cell, access: name, view: view}
+		if !token.IsExported(name) {
+			o.access = exportPrefix + name
+			o.deref = kind == objVar
+		}
+		objs = append(objs, o)
+	}
+	methods := map[string][]string{}
+	for _, d := range u.fileA.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil {
+			continue
+		}
+		if base := recvBase(fd.Recv.List[0].Type); base != "" {
+			methods[base] = append(methods[base], c.printNode(fd))
+		}
+	}
+	for _, d := range u.fileA.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name != cellFunc && d.Name.Name != "init" && d.Name.Name != "_" {
+				add(d.Name.Name, objFunc, c.printNode(d))
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if s.Name.Name == "_" {
+						continue
+					}
+					view := "type " + c.printNode(s)
+					for _, m := range methods[s.Name.Name] {
+						view += "\n" + m
+					}
+					add(s.Name.Name, objType, view)
+				case *ast.ValueSpec:
+					if d.Tok != token.CONST {
+						continue
+					}
+					for _, n := range s.Names {
+						if n.Name == "_" {
+							continue
+						}
+						k, ok := u.pkg.Scope().Lookup(n.Name).(*types.Const)
+						if !ok {
+							continue
+						}
+						add(n.Name, objConst, constView(k, spell))
+					}
+				}
+			}
+		}
+	}
+	for _, v := range u.vars {
+		add(v.name, objVar, "var "+v.name+" "+spell(v.typ))
+	}
+	return objs, viewImp
+}
+
+// constView declares a constant by its value, so that the view does not
+// depend on the expression (or the iota) that made it.
+func constView(k *types.Const, spell func(types.Type) string) string {
+	val := k.Val().ExactString()
+	if num, den, ok := strings.Cut(val, "/"); ok {
+		val = "(" + num + ".0/" + den + ")"
+	}
+	if b, ok := k.Type().(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
+		switch b.Kind() {
+		case types.UntypedRune:
+			return fmt.Sprintf("const %s = rune(%s)", k.Name(), val)
+		case types.UntypedFloat:
+			if !strings.ContainsAny(val, ".e") {
+				val += ".0"
+			}
+		}
+		return fmt.Sprintf("const %s = %s", k.Name(), val)
+	}
+	return fmt.Sprintf("const %s %s = %s", k.Name(), spell(k.Type()), val)
+}
+
+// recvBase returns the name of a method receiver's base type.
+func recvBase(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.ParenExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// cellDir is where a cell's build lives.
+func (c *Compiler) cellDir(cell *Cell) string {
+	return filepath.Join(c.cfg.Dir, strings.TrimPrefix(cell.path, "gotrain.cells/"))
+}

@@ -1,0 +1,115 @@
+// Package rt is what compiled notebook cells call at run time. Package
+// cells generates the calls; nothing else should use it.
+//
+// A cell is compiled into a Go plugin whose init registers the cell's
+// statements with Register; the session then takes them with Take and runs
+// them. Safe points (Poll), interruptible sleeps, goroutines that report
+// their panics, access to unexported fields of an earlier cell's types and
+// the value of a cell's final expression all go through this package, which
+// the worker binary links, so every plugin shares one copy of its state.
+package rt
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gotrain/gotrain/internal/safepoint"
+)
+
+var registry struct {
+	sync.Mutex
+	runs map[string]func()
+}
+
+// Register records the statements of the cell compiled as package path.
+func Register(path string, run func()) {
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.runs == nil {
+		registry.runs = map[string]func(){}
+	}
+	registry.runs[path] = run
+}
+
+// Lookup returns the statements Register recorded for path.
+func Lookup(path string) (func(), bool) {
+	registry.Lock()
+	defer registry.Unlock()
+	run, ok := registry.runs[path]
+	return run, ok
+}
+
+// Poll is the safe point at every loop iteration and function entry of a
+// cell: it panics with safepoint.ErrInterrupted once an interrupt is
+// raised. It is small enough to be inlined.
+func Poll() {
+	if safepoint.Pending() {
+		safepoint.Check()
+	}
+}
+
+// Sleep is time.Sleep for cells: an interrupt ends it.
+func Sleep(d time.Duration) { safepoint.Sleep(d) }
+
+// GoroutinePanic receives the panic of a goroutine a cell started, with its
+// stack; the session sets it. The default prints to stderr.
+var GoroutinePanic = func(v any, stack []byte) {
+	fmt.Fprintf(os.Stderr, "panic in a goroutine: %v\n\n%s", v, stack)
+}
+
+// GoRecover is deferred first in every goroutine a cell starts, so that a
+// panic there is reported instead of ending the process. A goroutine
+// stopped by an interrupt ends quietly.
+func GoRecover() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if err, ok := r.(error); ok && err == safepoint.ErrInterrupted {
+		return
+	}
+	GoroutinePanic(r, debug.Stack())
+}
+
+// At returns a pointer to the field at offset off of the struct at p: how a
+// cell reaches an unexported field of a type an earlier cell declared (each
+// cell is its own package). A nil p panics as the field access would.
+func At[F any](p unsafe.Pointer, off uintptr) *F {
+	if p == nil {
+		_ = *(*byte)(p) // the nil dereference the field access would make
+	}
+	return (*F)(unsafe.Add(p, off))
+}
+
+// Get returns the field at offset off of struct value s, for an operand
+// that is not addressable.
+func Get[F, S any](s S, off uintptr) F {
+	return *(*F)(unsafe.Add(unsafe.Pointer(&s), off))
+}
+
+var result struct {
+	sync.Mutex
+	v   any
+	set bool
+}
+
+// Show records the value of a cell's final expression, which the session
+// shows as the cell's result.
+func Show(v any) {
+	result.Lock()
+	result.v, result.set = v, true
+	result.Unlock()
+}
+
+// TakeResult returns and forgets what Show recorded.
+func TakeResult() (v any, ok bool) {
+	result.Lock()
+	defer result.Unlock()
+	v, ok = result.v, result.set
+	result.v, result.set = nil, false
+	return v, ok
+}
