@@ -44,7 +44,7 @@ type Toolchain struct {
 }
 
 type pkgInfo struct {
-	name, export, err string
+	name, export, dir, err string
 }
 
 // ToolchainConfig configures NewToolchain.
@@ -261,23 +261,33 @@ func (t *Toolchain) Require(paths []string) error {
 // list runs go list on paths and records every package it reports.
 func (t *Toolchain) list(paths []string) error {
 	args := append([]string{"list", "-buildmode=plugin", "-export", "-deps", "-e"}, t.flags...)
-	args = append(args, "-f", "{{.ImportPath}}\t{{.Name}}\t{{.Export}}\t{{with .Error}}{{.Err}}{{end}}")
+	args = append(args, "-f", "{{.ImportPath}}\t{{.Name}}\t{{.Export}}\t{{.Dir}}\t{{with .Error}}{{.Err}}{{end}}")
 	args = append(args, paths...)
 	args = append(args, "runtime/cgo")
 	out, err := t.goCmd(context.Background(), args...)
 	if err != nil && out == "" {
 		return ErrorList{{Msg: "building the imports: " + err.Error()}}
 	}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.SplitN(line, "\t", 4)
-		if len(f) < 4 {
+	// Lines end in a tab when the package has no error: no TrimSpace.
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.SplitN(line, "\t", 5)
+		if len(f) < 5 {
 			continue
 		}
-		info := pkgInfo{name: f[1], export: f[2], err: strings.TrimSpace(f[3])}
+		info := pkgInfo{name: f[1], export: f[2], dir: f[3], err: strings.TrimSpace(f[4])}
 		if info.err == "" && info.export == "" && f[0] != "unsafe" {
 			info.err = "no export data (it did not build)"
 		}
 		t.pkgs[f[0]] = info
+	}
+	for _, p := range paths {
+		if _, ok := t.pkgs[p]; !ok {
+			msg := "go list did not report it"
+			if err != nil {
+				msg = err.Error()
+			}
+			t.pkgs[p] = pkgInfo{err: msg}
+		}
 	}
 	return nil
 }
@@ -341,6 +351,14 @@ func (t *Toolchain) PackageName(path string) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.pkgs[path].name, nil
+}
+
+// PackageDir returns the source directory of a package Require built, or
+// "".
+func (t *Toolchain) PackageDir(path string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pkgs[path].dir
 }
 
 // Importer returns a types.Importer reading the export data of the

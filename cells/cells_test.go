@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"runtime/debug"
+
 	"github.com/gotrain/gotrain/cells"
 )
 
@@ -120,3 +122,23 @@ fmt.Println(fib(20))`, "6765\n")
 	s.want(`for i := 0; i < 3; i++ { defer fmt.Print(i, " ") }`, "2 1 0 ")
 	s.want(`fmt.Println(fib(10), p.x, len(shapes))`, "55 4 3\n")
 }
+
+func TestPanicLine(t *testing.T) {
+	s := newSession(t)
+	cell, err := s.c.Compile(context.Background(), "var xs []int\n\nfunc at(i int) int {\n\treturn xs[i]\n}\nat(3)\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stack string
+	func() {
+		defer func() {
+			recover()
+			stack = string(debugStack())
+		}()
+		cell.Run()
+	}()
+	if !strings.Contains(stack, "cell:4") || !strings.Contains(stack, "cell:6") {
+		t.Fatalf("stack does not name cell lines 4 and 6:\n%s\n%s", stack, cell.Source())
+	}
+}
+func debugStack() []byte { return debug.Stack() }

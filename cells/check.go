@@ -13,6 +13,9 @@ import (
 	"strings"
 )
 
+// genFile names the parts of a checked file that gotrain wrote.
+const genFile = "gotrain"
+
 // cellFunc is the function a cell's statements run in.
 const cellFunc = "_gtcell"
 
@@ -62,6 +65,7 @@ type unit struct {
 type topVar struct {
 	name string
 	typ  types.Type
+	pos  token.Pos
 }
 
 // prepare parses and type-checks a cell against the session.
@@ -70,32 +74,9 @@ func (c *Compiler) prepare(code string) (*unit, error) {
 	for n, p := range c.imports {
 		u.imports[n] = p
 	}
-	segs := split(code)
-	var imps, decls, stmts strings.Builder
-	lines := lineStarts(code)
-	mark := func(b *strings.Builder, off int) {
-		l, col := position(lines, off)
-		fmt.Fprintf(b, "/*line %s:%d:%d*/", cellFile, l, col)
-	}
-	for _, s := range segs {
-		text := code[s.start:s.end]
-		switch s.kind {
-		case segImport:
-			mark(&imps, s.start)
-			imps.WriteString(text)
-			imps.WriteString("\n")
-		case segDecl:
-			mark(&decls, s.start)
-			decls.WriteString(text)
-			decls.WriteString("\n")
-		default:
-			mark(&stmts, s.start)
-			stmts.WriteString(text)
-			stmts.WriteString("\n")
-		}
-	}
+	imps, decls, stmts := sortSegments(code, true)
 	// The cell's imports first, on their own, to learn their names.
-	impFile, err := parser.ParseFile(c.fset, cellFile, "package main;"+imps.String(), parser.SkipObjectResolution)
+	impFile, err := parser.ParseFile(c.fset, genFile, "package main;"+imps, parser.SkipObjectResolution)
 	if err != nil {
 		return nil, syntaxErrors(err)
 	}
@@ -129,19 +110,21 @@ func (c *Compiler) prepare(code string) (*unit, error) {
 
 	src := func() string {
 		var b strings.Builder
-		b.WriteString("package main\n")
+		// What the cell did not write is in another file, so that no
+		// error or position of it is taken for one of the cell.
+		b.WriteString("package main\n//line " + genFile + ":1\n")
 		writeImports(&b, u.imports)
 		fmt.Fprintf(&b, "import _gtrt %q\n", rtPath)
-		b.WriteString(decls.String())
-		b.WriteString("func " + cellFunc + "() {\n")
-		b.WriteString(stmts.String())
+		b.WriteString(decls)
+		b.WriteString("//line " + genFile + ":1\nfunc " + cellFunc + "() {\n")
+		b.WriteString(stmts)
 		b.WriteString("\n}\n")
 		return b.String()
 	}()
-	if u.fileA, err = parser.ParseFile(c.fset, cellFile, src, parser.SkipObjectResolution); err != nil {
+	if u.fileA, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
 	}
-	if u.fileB, err = parser.ParseFile(c.fset, cellFile, src, parser.SkipObjectResolution); err != nil {
+	if u.fileB, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
 	}
 	for _, f := range []*ast.File{u.fileA, u.fileB} {
@@ -164,6 +147,11 @@ func (c *Compiler) prepare(code string) (*unit, error) {
 	u.show = wrapLast(u.fileA, false)
 	u.views = c.viewFiles(skip)
 	pkgA, infoA, errs := c.check(u.fileA, u.views)
+	if !u.show {
+		// A final call of a builtin with a value (min, len) is no
+		// statement; the checker says so, and it is the cell's result.
+		errs, u.show = c.dropUnusedLast(u.fileA, errs)
+	}
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -171,7 +159,7 @@ func (c *Compiler) prepare(code string) (*unit, error) {
 	for _, st := range body.List {
 		for _, id := range definedIdents(st) {
 			if obj, ok := infoA.Defs[id].(*types.Var); ok && id.Name != "_" {
-				u.vars = append(u.vars, topVar{id.Name, obj.Type()})
+				u.vars = append(u.vars, topVar{id.Name, obj.Type(), id.Pos()})
 			}
 		}
 	}
@@ -405,8 +393,33 @@ func wrapLast(f *ast.File, call bool) bool {
 			return false
 		}
 	}
-	es.X = &ast.CallExpr{Fun: &ast.SelectorExpr{X: ast.NewIdent("_gtrt"), Sel: ast.NewIdent("Show")}, Args: []ast.Expr{es.X}, Lparen: es.X.Pos()}
+	pos := es.X.Pos()
+	es.X = &ast.CallExpr{Fun: &ast.SelectorExpr{X: &ast.Ident{NamePos: pos, Name: "_gtrt"}, Sel: &ast.Ident{NamePos: pos, Name: "Show"}}, Args: []ast.Expr{es.X}, Lparen: pos}
 	return true
+}
+
+// dropUnusedLast removes the checker's "is not used" error for the cell's
+// final expression statement, reporting whether it did.
+func (c *Compiler) dropUnusedLast(f *ast.File, errs ErrorList) (ErrorList, bool) {
+	body := cellBody(f)
+	if body == nil || len(body.List) == 0 {
+		return errs, false
+	}
+	es, ok := body.List[len(body.List)-1].(*ast.ExprStmt)
+	if !ok {
+		return errs, false
+	}
+	l, col := c.cellPos(es.Pos())
+	var out ErrorList
+	dropped := false
+	for _, e := range errs {
+		if strings.HasSuffix(e.Msg, "is not used") && strings.Contains(e.Msg, "(value of") && e.Line == l && e.Col == col {
+			dropped = true
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, dropped
 }
 
 // resultCall reports whether a cell ends with a call or receive that gives
@@ -623,4 +636,37 @@ func lineStarts(s string) []int {
 func position(starts []int, off int) (line, col int) {
 	i := sort.Search(len(starts), func(i int) bool { return starts[i] > off }) - 1
 	return i + 1, off - starts[i] + 1
+}
+
+// sortSegments gathers a cell's imports, declarations and statements, in
+// order within each; with mark, each segment is preceded by a line
+// directive giving its position in the cell.
+func sortSegments(code string, mark bool) (imps, decls, stmts string) {
+	var bi, bd, bs strings.Builder
+	lines := lineStarts(code)
+	for _, s := range split(code) {
+		b := &bs
+		switch s.kind {
+		case segImport:
+			b = &bi
+		case segDecl:
+			b = &bd
+		}
+		if mark {
+			l, col := position(lines, s.start)
+			fmt.Fprintf(b, "\n//line %s:%d:%d\n", cellFile, l, col)
+		}
+		b.WriteString(code[s.start:s.end])
+		b.WriteString("\n")
+	}
+	return bi.String(), bd.String(), bs.String()
+}
+
+// Syntax parses a cell without type-checking it and returns its syntax
+// errors, for is_complete.
+func Syntax(code string) error {
+	imps, decls, stmts := sortSegments(code, false)
+	src := "package main\n" + imps + decls + "func " + cellFunc + "() {\n" + stmts + "\n}\n"
+	_, err := parser.ParseFile(token.NewFileSet(), genFile, src, parser.SkipObjectResolution)
+	return err
 }

@@ -16,11 +16,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // cellFile is the file name every position inside the cell being compiled
 // carries, so type errors point into the cell.
 const cellFile = "cell"
+
+// viewSuffix ends the file name of an earlier cell's view.
+const viewSuffix = ".view"
 
 // pathPrefix is the import path of every cell's package.
 const pathPrefix = "gotrain.cells/c"
@@ -47,8 +51,12 @@ type Compiler struct {
 	imports map[string]string  // the session's imports: name to path
 	live    map[string]*object // the newest top-level object of each name
 	byHash  map[string]*Cell   // a generated package's hash to its build
-	seq     int
-	mu      sync.Mutex // guards imports for Imports
+	// gen counts changes to live and imports; recent maps a cell's source
+	// to its build while gen is what it was, so an unchanged cell run
+	// again in an unchanged session skips even type-checking.
+	gen    int
+	recent map[string]recentCell
+	mu     sync.Mutex // guards imports for Imports
 }
 
 // Cell is a compiled, loaded cell.
@@ -72,6 +80,16 @@ type Cell struct {
 // Source returns the Go source the cell compiled to.
 func (c *Cell) Source() string { return c.source }
 
+var cellSeq atomic.Int64
+
+type recentCell struct {
+	gen  int
+	cell *Cell
+}
+
+// maxRecent bounds Compiler.recent; past it the map starts again.
+const maxRecent = 512
+
 type objKind int
 
 const (
@@ -89,6 +107,8 @@ type object struct {
 	access string // its exported name in the cell's package
 	deref  bool   // access is a pointer to the variable
 	view   string // its declaration as the checking view spells it
+	code   string // the source of the cell that declared it
+	line   int    // where in code
 }
 
 // New starts a compiler for a new session.
@@ -106,6 +126,7 @@ func New(cfg Config) (*Compiler, error) {
 		imports: map[string]string{},
 		live:    map[string]*object{},
 		byHash:  map[string]*Cell{},
+		recent:  map[string]recentCell{},
 	}, nil
 }
 
@@ -128,6 +149,10 @@ func (c *Compiler) Imports() map[string]string {
 // running it fails. A type error is returned as an ErrorList with the
 // cell's positions.
 func (c *Compiler) Compile(ctx context.Context, code string) (*Cell, error) {
+	if r, ok := c.recent[code]; ok && r.gen == c.gen {
+		r.cell.Reused, r.cell.Notices = true, nil
+		return r.cell, nil
+	}
 	u, err := c.prepare(code)
 	if err != nil {
 		return nil, err
@@ -140,8 +165,10 @@ func (c *Compiler) Compile(ctx context.Context, code string) (*Cell, error) {
 	key := hex.EncodeToString(sum[:])
 	cell, reused := c.byHash[key]
 	if !reused {
-		c.seq++
-		cell = &Cell{path: pathPrefix + strconv.Itoa(c.seq), alias: "_gtc" + strconv.Itoa(c.seq)}
+		// Numbered across the process: a plugin path loads only once,
+		// whichever session loads it.
+		n := strconv.FormatInt(cellSeq.Add(1), 10)
+		cell = &Cell{path: pathPrefix + n, alias: "_gtc" + n}
 		cell.source = strings.ReplaceAll(gen, placeholderPath, cell.path)
 		if err := c.build(ctx, cell, u); err != nil {
 			return nil, err
@@ -151,6 +178,10 @@ func (c *Compiler) Compile(ctx context.Context, code string) (*Cell, error) {
 	}
 	cell.Reused = reused
 	cell.Notices = c.commit(u, cell)
+	if len(c.recent) >= maxRecent {
+		c.recent = map[string]recentCell{}
+	}
+	c.recent[code] = recentCell{c.gen, cell}
 	return cell, nil
 }
 
@@ -159,14 +190,21 @@ func (c *Compiler) Compile(ctx context.Context, code string) (*Cell, error) {
 func (c *Compiler) commit(u *unit, cell *Cell) []string {
 	var notices []string
 	for _, o := range cell.objs {
-		if old := c.live[o.name]; old != nil && old.cell != cell {
+		old := c.live[o.name]
+		if old != nil && old.cell != cell {
 			notices = append(notices, redefinition(o, old))
 		}
-		c.live[o.name] = o
+		if old != o {
+			c.live[o.name] = o
+			c.gen++
+		}
 	}
 	c.mu.Lock()
-	for name, path := range u.imports {
-		c.imports[name] = path
+	for name, path := range u.own {
+		if c.imports[name] != path {
+			c.imports[name] = path
+			c.gen++
+		}
 	}
 	c.mu.Unlock()
 	sort.Strings(notices)
@@ -213,7 +251,7 @@ func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
 			b.WriteString(o.view)
 			b.WriteString("\n")
 		}
-		f, err := parser.ParseFile(c.fset, cell.path+".view", b.String(), parser.SkipObjectResolution)
+		f, err := parser.ParseFile(c.fset, cell.path+viewSuffix, b.String(), parser.SkipObjectResolution)
 		if err != nil {
 			// A view is generated from declarations that type-checked;
 			// failing to parse one is a bug here, not in the cell.
@@ -245,6 +283,16 @@ func (c *Compiler) printNode(n any) string {
 	return b.String()
 }
 
+// printSourcePos prints a node with line directives giving its positions.
+func (c *Compiler) printSourcePos(n any) string {
+	var b strings.Builder
+	cfg := printer.Config{Mode: printer.SourcePos | printer.UseSpaces, Tabwidth: 8}
+	if err := cfg.Fprint(&b, c.fset, n); err != nil {
+		panic(fmt.Sprintf("cells: printing %T: %v", n, err))
+	}
+	return b.String()
+}
+
 // objects describes the top-level names a cell declares, for later cells.
 func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 	viewImp := map[string]string{}
@@ -267,8 +315,8 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		})
 	}
 	var objs []*object
-	add := func(name string, kind objKind, view string) {
-		o := &object{name: name, kind: kind, cell: cell, access: name, view: view}
+	add := func(name string, kind objKind, view string, pos token.Pos) {
+		o := &object{name: name, kind: kind, cell: cell, access: name, view: view, code: u.code, line: c.fset.PositionFor(pos, true).Line}
 		if !token.IsExported(name) {
 			o.access = exportPrefix + name
 			o.deref = kind == objVar
@@ -289,7 +337,7 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			if d.Recv == nil && d.Name.Name != cellFunc && d.Name.Name != "init" && d.Name.Name != "_" {
-				add(d.Name.Name, objFunc, c.printNode(d))
+				add(d.Name.Name, objFunc, c.printNode(d), d.Pos())
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
@@ -302,7 +350,7 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 					for _, m := range methods[s.Name.Name] {
 						view += "\n" + m
 					}
-					add(s.Name.Name, objType, view)
+					add(s.Name.Name, objType, view, d.Pos())
 				case *ast.ValueSpec:
 					if d.Tok != token.CONST {
 						continue
@@ -315,14 +363,14 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 						if !ok {
 							continue
 						}
-						add(n.Name, objConst, constView(k, spell))
+						add(n.Name, objConst, constView(k, spell), n.Pos())
 					}
 				}
 			}
 		}
 	}
 	for _, v := range u.vars {
-		add(v.name, objVar, "var "+v.name+" "+spell(v.typ))
+		add(v.name, objVar, "var "+v.name+" "+spell(v.typ), v.pos)
 	}
 	return objs, viewImp
 }

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -95,13 +96,31 @@ func (c *Compiler) generate(u *unit) (string, error) {
 	}
 	f.Decls = decls
 	f.Imports = nil
+	tf := c.fset.File(f.Pos())
 	for _, d := range decls {
 		b.WriteString("\n")
-		b.WriteString(c.printNode(d))
+		b.WriteString(cellLines(tf, c.printSourcePos(d)))
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\nfunc init() { _gtrt.Register(%q, %s) }\n", placeholderPath, cellFunc)
 	return b.String(), nil
+}
+
+var lineDirective = regexp.MustCompile(`//line ` + genFile + `:(\d+)(:\d+)?`)
+
+// cellLines turns the printer's line directives, which give lines of the
+// file the checker saw, into lines of the cell, so that a panic's stack
+// shows where in the cell it happened.
+func cellLines(tf *token.File, src string) string {
+	return lineDirective.ReplaceAllStringFunc(src, func(d string) string {
+		m := lineDirective.FindStringSubmatch(d)
+		raw, _ := strconv.Atoi(m[1])
+		if raw < 1 || raw > tf.LineCount() {
+			return d
+		}
+		p := tf.PositionFor(tf.LineStart(raw), true)
+		return "//line " + p.Filename + ":" + strconv.Itoa(p.Line)
+	})
 }
 
 // selectorRoots returns the names used as the X of a selector: the
@@ -124,7 +143,7 @@ func (g *generator) isView(obj types.Object) bool {
 	if obj == nil || obj.Pkg() != g.u.pkg || !obj.Pos().IsValid() {
 		return false
 	}
-	return g.c.fset.PositionFor(obj.Pos(), false).Filename != cellFile
+	return strings.HasSuffix(g.c.fset.PositionFor(obj.Pos(), false).Filename, viewSuffix)
 }
 
 // isPkgLevel reports whether obj is a top-level name of the cells.
@@ -165,6 +184,10 @@ func (g *generator) pre(cur *astutil.Cursor) bool {
 	case *ast.SelectorExpr:
 		if obj, ok := info.Uses[n.Sel].(*types.Func); ok && isTimeSleep(obj) {
 			cur.Replace(g.rt("Sleep"))
+			return false
+		}
+		if obj, ok := info.Uses[n.Sel].(*types.Var); ok && isPkgObj(obj, "os", "Stdin") {
+			cur.Replace(g.rt("Stdin"))
 			return false
 		}
 		sel := info.Selections[n]
@@ -217,6 +240,19 @@ func (g *generator) pre(cur *astutil.Cursor) bool {
 		}
 	case *ast.GoStmt:
 		cur.Replace(g.goStmt(n))
+	case *ast.CallExpr:
+		// fmt.Scan and its kin read os.Stdin inside fmt; they read the
+		// cells' stdin instead.
+		if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+			if obj, ok := info.Uses[sel.Sel].(*types.Func); ok {
+				for _, name := range []string{"Scan", "Scanln", "Scanf"} {
+					if isPkgObj(obj, "fmt", name) {
+						sel.Sel = ast.NewIdent("Fs" + name[1:])
+						n.Args = append([]ast.Expr{g.rt("Stdin")}, n.Args...)
+					}
+				}
+			}
+		}
 	}
 	return true
 }
@@ -227,6 +263,11 @@ func (g *generator) post(cur *astutil.Cursor) bool { return true }
 // replacement: Apply does not walk replacements.
 func (g *generator) rewrite(n ast.Node) ast.Node {
 	return astutil.Apply(n, g.pre, g.post)
+}
+
+// isPkgObj reports whether obj is the package-level name of package path.
+func isPkgObj(obj types.Object, path, name string) bool {
+	return obj.Pkg() != nil && obj.Pkg().Path() == path && obj.Name() == name && obj.Parent() == obj.Pkg().Scope()
 }
 
 func isTimeSleep(f *types.Func) bool {

@@ -68,14 +68,14 @@ func TestInspect(t *testing.T) {
 		found  bool
 		has    []string
 	}{
-		{"stdlib function", "strings.ToUpper(\"x\")", 10, true, []string{"func strings.ToUpper(string) string"}},
-		{"stdlib type", "var d time.Duration", 12, true, []string{"type time.Duration int64", "func (time.Duration) Seconds() float64"}},
-		{"stdlib constant", "time.Second", 6, true, []string{"const time.Second time.Duration = 1s"}},
-		{"user variable", "epochs + 1", 2, true, []string{"epochs := 12", "line 5", "epochs int = 12"}},
-		{"user function", "loss(2)", 1, true, []string{"func loss(x float64) float64", "line 6"}},
-		{"method of a global", "sb.WriteString", 5, true, []string{"WriteString(string) (int, error)"}},
-		{"method of a pointer global", "ticker.Stop", 8, true, []string{"func (*time.Timer) Stop() bool"}},
-		{"package name", "strings.Fields", 3, true, []string{"package strings", "\"strings\""}},
+		{"stdlib function", "strings.ToUpper(\"x\")", 10, true, []string{"func strings.ToUpper(s string) string"}},
+		{"stdlib type", "var d time.Duration", 12, true, []string{"type time.Duration int64", "A Duration represents"}},
+		{"stdlib constant", "time.Second", 6, true, []string{"const time.Second time.Duration", "Common durations"}},
+		{"user variable", "epochs + 1", 2, true, []string{"var epochs int"}},
+		{"user function", "loss(2)", 1, true, []string{"func loss(x float64) float64"}},
+		{"method of a global", "sb.WriteString", 5, true, []string{"func (*strings.Builder).WriteString(s string) (int, error)"}},
+		{"method of a pointer global", "ticker.Stop", 8, true, []string{"func (*time.Timer).Stop() bool"}},
+		{"package name", "strings.Fields", 3, true, []string{"package strings", "Package strings implements"}},
 		{"builtin", "len(x)", 1, true, []string{"builtin len"}},
 		{"nothing", "   ", 1, false, nil},
 		{"unknown", "nosuchname", 3, false, nil},

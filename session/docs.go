@@ -1,7 +1,6 @@
 package session
 
 import (
-	"errors"
 	"fmt"
 	"go/ast"
 	"go/build"
@@ -11,7 +10,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 )
@@ -24,10 +22,8 @@ import (
 // itself for the package comment. Identifiers without a doc comment are
 // left out.
 //
-// The session calls it for standard-library packages on the first
-// inspection that needs them; session/symbols calls it at build time to
-// embed the docs of gotrain's own packages, whose source a running kernel
-// may not have.
+// The session calls it for a package on the first inspection that needs
+// it.
 func PackageDocs(dir, importPath string) (map[string]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -152,36 +148,13 @@ func PackageDocs(dir, importPath string) (map[string]string, error) {
 	return out, nil
 }
 
-// docIndex finds the doc comment of an identifier: first in the table
-// built into the binary (Options.Docs), then in the source of the standard
-// library, read once per package and only when asked for.
+// docIndex finds the doc comment of an identifier in its package's
+// source, read once per package and only when asked for.
 type docIndex struct {
-	table map[string]string
-	roots []string // directories holding import paths: GOROOT/src, GOPATH/src
+	dir func(importPath string) string // the package's source directory, or ""
 
 	mu   sync.Mutex
 	pkgs map[string]map[string]string // import path to PackageDocs; nil if unreadable
-}
-
-func newDocIndex(opts Options) *docIndex {
-	d := &docIndex{table: opts.Docs, pkgs: map[string]map[string]string{}}
-	goroot := opts.GoRoot
-	if goroot == "" {
-		goroot = os.Getenv("GOROOT")
-	}
-	if goroot == "" {
-		// The GOROOT the kernel was built with: right on the machine that
-		// built it, harmless elsewhere (the directory is just missing).
-		// Asking `go env` could block or be absent, so it is not tried.
-		goroot = runtime.GOROOT()
-	}
-	if goroot != "" {
-		d.roots = append(d.roots, filepath.Join(goroot, "src"))
-	}
-	if opts.GoPath != "" {
-		d.roots = append(d.roots, filepath.Join(opts.GoPath, "src"))
-	}
-	return d
 }
 
 // lookup returns the doc of name (an identifier or "Type.Method") in the
@@ -192,26 +165,14 @@ func (d *docIndex) lookup(importPath, name string) string {
 	if name != "" {
 		key += "." + name
 	}
-	if t, ok := d.table[key]; ok {
-		return t
-	}
-	if importPath == "" || strings.HasPrefix(importPath, shimPath) {
-		return ""
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	docs, ok := d.pkgs[importPath]
 	if !ok {
 		// Errors only mean that there is no doc to show: the signature
-		// stands alone, as it did before docs existed.
-		for _, root := range d.roots {
-			dir := filepath.Join(root, filepath.FromSlash(importPath))
-			if m, err := PackageDocs(dir, importPath); err == nil {
-				docs = m
-				break
-			} else if !errors.Is(err, os.ErrNotExist) {
-				break
-			}
+		// stands alone.
+		if dir := d.dir(importPath); dir != "" {
+			docs, _ = PackageDocs(dir, importPath)
 		}
 		d.pkgs[importPath] = docs
 	}

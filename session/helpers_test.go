@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -80,12 +81,52 @@ func newSession(t testing.TB) *Session {
 	return s
 }
 
-// run executes code and returns the result and what it printed.
+// run executes code and returns the result and what it printed. Cells
+// print to os.Stdout and os.Stderr, which the worker captures at fd level;
+// here they are swapped for pipes while the cell runs.
 func run(t testing.TB, s *Session, code string) (kernel.ExecuteResult, *recorder) {
 	t.Helper()
-	rec := &recorder{}
+	return runWith(t, s, code, &recorder{})
+}
+
+func runWith(t testing.TB, s *Session, code string, rec *recorder) (kernel.ExecuteResult, *recorder) {
+	t.Helper()
+	stdout, stderr := capture(t, &os.Stdout, "stdout", rec), capture(t, &os.Stderr, "stderr", rec)
 	res := s.Execute(context.Background(), kernel.ExecuteRequest{Code: code}, rec)
+	stdout()
+	stderr()
 	return res, rec
+}
+
+// capture points *f at a pipe whose text goes to rec as stream name,
+// until the returned function restores *f and drains the pipe.
+func capture(t testing.TB, f **os.File, name string, rec *recorder) func() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := *f
+	*f = w
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				rec.Stream(name, string(buf[:n]))
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func() {
+		*f = old
+		w.Close()
+		<-done
+		r.Close()
+	}
 }
 
 // mustRun executes code, fails on an error and returns the value's text.

@@ -10,8 +10,7 @@ import (
 )
 
 // traceKey identifies a trace: the step function and the inputs' shapes.
-// The function's code pointer alone does not identify it: every interpreted
-// (yaegi) closure shares reflect.MakeFunc's code pointer, and closures of one
+// The function's code pointer alone does not identify it: closures of one
 // literal share code. So the key also holds the closure's address (the func
 // value's data word); the cache entry keeps the function alive so the
 // address cannot be reused by another function while the entry exists.

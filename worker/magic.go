@@ -24,11 +24,13 @@ var magicDoc = [][2]string{
 	{"%time", "run the rest of the cell and print its wall and CPU time"},
 	{"%reset", "replace the worker with a fresh one: every variable is gone, the kernel stays"},
 	{"%limit [memory SIZE|off]", "show or set the worker's memory limit (`8GiB`, `512MiB`); a fresh worker keeps it"},
+	{"%go get MODULE[@VERSION]", "add a module, or another version of one, to the session's go.mod so cells can import its packages (an import fetches a missing module by itself)"},
+	{"%go mod", "show the session's go.mod"},
 	{"?NAME", "show NAME's signature and documentation"},
 }
 
 // magicNames are the %words magicDoc lists.
-var magicNames = []string{"help", "env", "time", "reset", "limit"}
+var magicNames = []string{"help", "env", "time", "reset", "limit", "go"}
 
 // splitMagics returns the magics of the cell's leading block and the cell
 // with those lines blanked, so that line numbers in Go errors still match

@@ -123,9 +123,8 @@ type server struct {
 	mu struct {
 		sync.Mutex
 		// cancel stops the running cell's shell commands; nil between
-		// cells. It is not the session's context: cancelling that forces
-		// the interpreter to stop, which breaks earlier cells' closures,
-		// while an interrupt must only reach a safe point.
+		// cells. It is not the session's context: an interrupt must only
+		// reach a safe point.
 		cancel context.CancelFunc
 		done   chan struct{} // closed when the running cell has ended
 	}
@@ -293,6 +292,11 @@ func (s *server) run(shellCtx context.Context, m executeMsg, out *cellOutput) ke
 			err = limitMagic(mg, out)
 		case "time":
 			timer = startTimer()
+		case "go":
+			// The session's module commands, which the session runs.
+			if res := s.exec.Execute(context.Background(), kernel.ExecuteRequest{Code: "%go " + mg.arg}, out); res.Err != nil {
+				err = res.Err
+			}
 		}
 		// %help and %reset are the kernel's; it removes them before the
 		// cell gets here.

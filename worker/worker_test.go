@@ -125,9 +125,8 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 		case "sleep":
 			select {
 			case <-f.interrupt:
-				// The session's context must stay alive: cancelling it
-				// is the interpreter's forced stop, which breaks earlier
-				// cells' closures.
+				// The session's context must stay alive: an interrupt
+				// reaches a safe point, it does not cancel the cell.
 				if ctx.Err() != nil {
 					return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "ContextCancelled", Value: "an interrupt cancelled the session's context"}}
 				}

@@ -11,6 +11,7 @@ package rt
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -112,4 +113,35 @@ func TakeResult() (v any, ok bool) {
 	v, ok = result.v, result.set
 	result.v, result.set = nil, false
 	return v, ok
+}
+
+// Stdin is os.Stdin for cells: the generated code reads it for os.Stdin
+// and fmt.Scan, Scanln and Scanf. Each read past what is buffered asks
+// ReadLine for a line, which the session answers from the front end's
+// input box.
+var Stdin io.Reader = &stdin{}
+
+// ReadLine returns the next line of input, without its newline; the
+// session sets it. The default reads nothing.
+var ReadLine = func() (string, error) { return "", io.EOF }
+
+type stdin struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (s *stdin) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.buf) == 0 {
+		line, err := ReadLine()
+		if err != nil {
+			return 0, err
+		}
+		s.buf = append(s.buf, line...)
+		s.buf = append(s.buf, '\n')
+	}
+	n := copy(p, s.buf)
+	s.buf = s.buf[n:]
+	return n, nil
 }

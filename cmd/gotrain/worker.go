@@ -8,9 +8,7 @@ import (
 
 	"github.com/gotrain/gotrain/kernel"
 	"github.com/gotrain/gotrain/session"
-	"github.com/gotrain/gotrain/session/symbols"
 	"github.com/gotrain/gotrain/worker"
-	"github.com/traefik/yaegi/interp"
 )
 
 // runWorker holds the user's session for a kernel: `gotrain kernel` starts
@@ -31,9 +29,7 @@ func runWorker(args []string, _, stderr io.Writer) error {
 		Address:     worker.Address(*connect),
 		MemoryLimit: *memLimit,
 		NewExecutor: func() (kernel.Executor, error) {
-			// Cells import gotrain's own packages through generated symbol
-			// tables.
-			return session.New(session.Options{Symbols: []interp.Exports{symbols.Symbols}, Docs: symbols.Docs})
+			return session.New(session.Options{})
 		},
 	})
 	if err != nil {

@@ -1,3 +1,0 @@
-module github.com/traefik/yaegi
-
-go 1.21
