@@ -304,7 +304,14 @@ func (t *Toolchain) get(paths []string) error {
 	t.getLog("go get " + strings.Join(paths, " "))
 	if _, err := t.goCmd(context.Background(), append([]string{"get"}, paths...)...); err != nil {
 		restore()
-		return ErrorList{{Msg: "go get " + strings.Join(paths, " ") + ": " + err.Error()}}
+		msg := err.Error()
+		if strings.Contains(msg, "github.com/gotrain/gotrain") {
+			// go get tried to change gotrain's own version, which only
+			// happens to satisfy a module gotrain requires at another
+			// version.
+			msg = "it would change a module the kernel links (" + firstLine(msg) + ")"
+		}
+		return ErrorList{{Msg: "go get " + strings.Join(paths, " ") + ": " + msg}}
 	}
 	if err := t.checkVersions(); err != nil {
 		restore()
@@ -319,6 +326,11 @@ func (t *Toolchain) get(paths []string) error {
 func (t *Toolchain) Get(query string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if path, version, ok := strings.Cut(query, "@"); ok {
+		if want, linked := t.host[path]; linked && version != want {
+			return ErrorList{{Msg: fmt.Sprintf("version conflict: module %s: the kernel links %s, %%go get asked for %s; cells must use the kernel's versions of the modules it links", path, want, version)}}
+		}
+	}
 	return t.get([]string{query})
 }
 
@@ -460,6 +472,13 @@ func load(cell *Cell, so string) error {
 	}
 	cell.Run = run
 	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func numbered(src string) string {

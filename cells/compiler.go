@@ -130,6 +130,10 @@ func New(cfg Config) (*Compiler, error) {
 	}, nil
 }
 
+// Builds returns how many packages the compiler has built and loaded:
+// one per distinct cell, however often each runs.
+func (c *Compiler) Builds() int { return len(c.byHash) }
+
 // Close removes the session's build products. Loaded cells stay loaded.
 func (c *Compiler) Close() error { return os.RemoveAll(c.cfg.Dir) }
 

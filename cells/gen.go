@@ -34,6 +34,11 @@ type generator struct {
 	sizes types.Sizes
 	used  map[string]string // imports the generated code needs: name to path
 	errs  ErrorList
+	// embedded are earlier cells' unexported types this cell embeds in a
+	// struct: each gets a local alias of its own name, so that the field
+	// keeps the name the cell gave it.
+	embedded map[string]bool
+	keep     map[*ast.Ident]bool // identifiers left as written
 }
 
 // generate returns the source of the package a cell compiles to. The
@@ -49,7 +54,8 @@ type generator struct {
 //   - time.Sleep becomes rt.Sleep, which an interrupt ends;
 //   - a go statement runs its call under rt.GoRecover.
 func (c *Compiler) generate(u *unit) (string, error) {
-	g := &generator{c: c, u: u, sizes: types.SizesFor("gc", goarch), used: map[string]string{}}
+	g := &generator{c: c, u: u, sizes: types.SizesFor("gc", goarch), used: map[string]string{},
+		embedded: map[string]bool{}, keep: map[*ast.Ident]bool{}}
 	f := u.fileB
 	renamed := g.renameGenerics()
 	astutil.Apply(f, g.pre, g.post)
@@ -57,6 +63,7 @@ func (c *Compiler) generate(u *unit) (string, error) {
 		return "", g.errs
 	}
 	g.addShims(renamed)
+	g.addEmbeddedAliases()
 	// Imports: those the rewritten code uses, whatever the cell imported.
 	var decls []ast.Decl
 	for _, d := range f.Decls {
@@ -167,7 +174,7 @@ func (g *generator) pre(cur *astutil.Cursor) bool {
 	info := g.u.info
 	switch n := cur.Node().(type) {
 	case *ast.Ident:
-		if _, isSel := cur.Parent().(*ast.SelectorExpr); isSel && cur.Name() == "Sel" {
+		if _, isSel := cur.Parent().(*ast.SelectorExpr); (isSel && cur.Name() == "Sel") || g.keep[n] {
 			return true
 		}
 		if obj := info.Uses[n]; g.isPkgLevel(obj) && g.isView(obj) {
@@ -202,6 +209,22 @@ func (g *generator) pre(cur *astutil.Cursor) bool {
 		case types.FieldVal:
 			if e := g.fieldPath(n, sel); e != nil {
 				cur.Replace(e)
+			}
+		}
+	case *ast.StructType:
+		for _, f := range n.Fields.List {
+			if len(f.Names) > 0 {
+				continue
+			}
+			t := f.Type
+			if st, ok := t.(*ast.StarExpr); ok {
+				t = st.X
+			}
+			if id, ok := t.(*ast.Ident); ok && !token.IsExported(id.Name) {
+				if obj := info.Uses[id]; g.isPkgLevel(obj) && g.isView(obj) {
+					g.embedded[id.Name] = true
+					g.keep[id] = true
+				}
 			}
 		}
 	case *ast.FuncDecl:
@@ -620,6 +643,16 @@ func (g *generator) addShims(renamed map[string]bool) {
 		return
 	}
 	g.u.fileB.Decls = append(g.u.fileB.Decls, f.Decls...)
+}
+
+// addEmbeddedAliases declares the local aliases of embedded types of
+// earlier cells.
+func (g *generator) addEmbeddedAliases() {
+	for name := range g.embedded {
+		g.u.fileB.Decls = append(g.u.fileB.Decls, &ast.GenDecl{Tok: token.TYPE, Specs: []ast.Spec{
+			&ast.TypeSpec{Name: ast.NewIdent(name), Assign: 1, Type: g.ref(name)},
+		}})
+	}
 }
 
 // typeParamsOf returns the type parameter list of a generic type the file

@@ -29,6 +29,8 @@ if [ "$what" = kernel ] || [ "$what" = all ]; then
 	echo "== output: 100,000 lines printed by a loop (complete and in order), and one print's latency"
 	/usr/bin/python3 scripts/stream_bench.py gotrain 2>/dev/null
 	/usr/bin/python3 scripts/stream_bench.py python3 2>/dev/null
+	echo "== compiled cells: a new trivial cell, and compute in a cell against the same code under go run"
+	/usr/bin/python3 scripts/cells_bench.py 40 2>/dev/null
 fi
 
 if [ "$what" = mlp ] || [ "$what" = all ]; then

@@ -1,6 +1,9 @@
 package session
 
 import (
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +210,96 @@ func TestClosed(t *testing.T) {
 	if res.Err == nil || res.Err.Name != "SessionClosed" {
 		t.Fatalf("after Close: %+v", res.Err)
 	}
+}
+
+func TestUnchangedCellBuildsOnce(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "n := 0")
+	before := s.comp.Builds()
+	for i := 0; i < 1000; i++ {
+		mustRun(t, s, "n++")
+	}
+	if got := mustRun(t, s, "n"); got != "1000" {
+		t.Fatalf("n = %s after 1000 runs, want 1000", got)
+	}
+	if built := s.comp.Builds() - before; built != 2 {
+		t.Errorf("1000 runs of one cell and one of another built %d packages, want 2", built)
+	}
+}
+
+func TestThirdPartyModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fetches a module through the Go module proxy")
+	}
+	s := newSession(t)
+	mustRun(t, s, "import \"github.com/google/uuid\"")
+	if got := mustRun(t, s, "len(uuid.NewString())"); got != "36" {
+		t.Fatalf("len(uuid.NewString()) = %s", got)
+	}
+	res, rec := run(t, s, "%go mod")
+	if res.Err != nil || !strings.Contains(rec.Stdout(), "github.com/google/uuid") {
+		t.Errorf("%%go mod: %+v %q", res.Err, rec.Stdout())
+	}
+}
+
+func TestVersionConflict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("asks the Go module proxy")
+	}
+	s := newSession(t)
+	res, _ := run(t, s, "%go get gonum.org/v1/gonum@v0.16.0")
+	if res.Err == nil || !strings.Contains(res.Err.Value, "gonum.org/v1/gonum") || !strings.Contains(res.Err.Value, "v0.17.0") || !strings.Contains(res.Err.Value, "v0.16.0") {
+		t.Fatalf("a downgrade of a module the kernel links: %+v, want an error naming it and both versions", res.Err)
+	}
+	// The session's module is as it was: gonum still imports.
+	mustRun(t, s, "import \"gonum.org/v1/gonum/floats\"")
+	if got := mustRun(t, s, "floats.Sum([]float64{1, 2, 3.5})"); got != "6.5" {
+		t.Errorf("after the refused get: %s", got)
+	}
+}
+
+// TestSoak runs a handful of cells 10,000 times and prints the heap and
+// resident memory after warm-up and at the end.
+func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	s := newSession(t)
+	cells := []string{"import \"strings\"\nacc := 0", "acc++", "words := strings.Fields(\"a b c\")\nacc += len(words)", "type pt struct{ x, y int }\np := pt{acc, 2}", "p.x + p.y"}
+	for _, c := range cells {
+		mustRun(t, s, c)
+	}
+	measure := func() (heap, rss uint64) {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc, residentBytes()
+	}
+	for i := 0; i < 500; i++ {
+		mustRun(t, s, cells[1+i%(len(cells)-1)])
+	}
+	h0, r0 := measure()
+	for i := 0; i < 10000; i++ {
+		mustRun(t, s, cells[1+i%(len(cells)-1)])
+	}
+	h1, r1 := measure()
+	t.Logf("10,000 executes of %d distinct cells: heap %.1f -> %.1f MiB, resident %.1f -> %.1f MiB", len(cells)-1,
+		float64(h0)/(1<<20), float64(h1)/(1<<20), float64(r0)/(1<<20), float64(r1)/(1<<20))
+	if h1 > h0+8<<20 {
+		t.Errorf("the heap grew by %.1f MiB over 10,000 executes of unchanged cells", float64(h1-h0)/(1<<20))
+	}
+}
+
+// residentBytes reads this process's resident set size.
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
 }

@@ -5,6 +5,7 @@
 //	gotrain worker --connect ADDRESS hold a kernel's session (the kernel starts this)
 //	gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME] [--memory-limit SIZE]
 //	gotrain bench mlp [flags]        time training steps of an MLP
+//	gotrain warm                     build what cells import once, into Go's build cache
 //	gotrain version
 package main
 
@@ -23,6 +24,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"install": runInstall,
 	"bench":   runBench,
 	"version": runVersion,
+	"warm":    runWarm,
 }
 
 func main() {
@@ -48,6 +50,7 @@ func usage(w io.Writer) {
   gotrain worker --connect ADDRESS
   gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME] [--memory-limit SIZE]
   gotrain bench mlp [--replicas N] [--dims 784,512,512,10] [--batch 256] [--steps S] [--dtype f32|f64]
+  gotrain warm
   gotrain version
 `)
 }

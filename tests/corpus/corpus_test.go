@@ -50,15 +50,15 @@ type program struct {
 	cells []string
 }
 
-// loadPrograms reads programs/*.go and their .cells files.
+// loadPrograms reads testdata/programs/*.go and their .cells files.
 func loadPrograms(t *testing.T) []program {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("programs", "*.go"))
+	paths, err := filepath.Glob(filepath.Join("testdata", "programs", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(paths) == 0 {
-		t.Fatal("no programs in programs/")
+		t.Fatal("no programs in testdata/programs/")
 	}
 	sort.Strings(paths)
 	var ps []program
@@ -106,8 +106,8 @@ var nameRE = regexp.MustCompile(`^[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*$`)
 // program is a main package, and every .cells file has at least two
 // cells, none of them empty. It is fast and runs under -short.
 func TestCorpusFiles(t *testing.T) {
-	gos, _ := filepath.Glob(filepath.Join("programs", "*.go"))
-	cellsFiles, _ := filepath.Glob(filepath.Join("programs", "*.cells"))
+	gos, _ := filepath.Glob(filepath.Join("testdata", "programs", "*.go"))
+	cellsFiles, _ := filepath.Glob(filepath.Join("testdata", "programs", "*.cells"))
 	have := map[string]bool{}
 	for _, p := range gos {
 		have[strings.TrimSuffix(filepath.Base(p), ".go")] = true
