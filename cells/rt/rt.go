@@ -49,9 +49,14 @@ func Lookup(path string) (func(), bool) {
 // raised. It is small enough to be inlined.
 func Poll() {
 	if safepoint.Pending() {
-		safepoint.Check()
+		interrupted()
 	}
 }
+
+// interrupted is Poll's slow path, kept out of line so that Poll inlines.
+//
+//go:noinline
+func interrupted() { safepoint.Check() }
 
 // Sleep is time.Sleep for cells: an interrupt ends it.
 func Sleep(d time.Duration) { safepoint.Sleep(d) }
