@@ -303,3 +303,74 @@ func residentBytes() uint64 {
 	pages, _ := strconv.ParseUint(f[1], 10, 64)
 	return pages * uint64(os.Getpagesize())
 }
+
+// TestInterruptTraining interrupts a training loop built from closures of
+// several cells and checks that every closure and the model still work.
+func TestInterruptTraining(t *testing.T) {
+	s := newSession(t)
+	mustRun(t, s, "import (\n\t\"github.com/gotrain/gotrain/data\"\n\t\"github.com/gotrain/gotrain/nn\"\n\t\"github.com/gotrain/gotrain/strategy\"\n)")
+	mustRun(t, s, `s := strategy.NewMirrored(strategy.WithReplicas(2))
+dist := s.DistributeDataset(data.FromTensorSlices(data.RandomNormal(7, 256, 10), data.RandomInts(8, 2, 256)).Batch(64))
+var model *nn.Sequential
+var opt nn.Optimizer
+s.Scope(func() {
+	model = nn.NewSequential(nn.Dense(16, nn.ReLU), nn.Dense(2))
+	opt = nn.NewAdam(0.001)
+})
+lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}`)
+	mustRun(t, s, `trainStep := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+	loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 64)
+	opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+	return loss
+}
+steps := 0`)
+	mustRun(t, s, `epoch := func() float64 {
+	var last float64
+	for it := dist.Iter(); it.Next(); {
+		last = s.Reduce(strategy.Sum, s.Run(trainStep, it.Batch())).Scalar()
+		steps++
+	}
+	return last
+}`)
+	interruptAfter(s, 300*time.Millisecond, 1)
+	res, _ := run(t, s, "for {\n\tepoch()\n}")
+	if res.Err == nil || res.Err.Name != "Interrupted" {
+		t.Fatalf("training not interrupted: %+v", res.Err)
+	}
+	before := mustRun(t, s, "steps")
+	if loss := mustRun(t, s, "epoch() > 0"); loss != "true" {
+		t.Errorf("an epoch after the interrupt: %s", loss)
+	}
+	if after := mustRun(t, s, "steps"); after == before {
+		t.Errorf("steps did not advance after the interrupt (%s)", after)
+	}
+}
+
+func TestPlotPNG(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fetches gonum.org/v1/plot through the Go module proxy")
+	}
+	s := newSession(t)
+	mustRun(t, s, "import (\n\t\"bytes\"\n\n\t\"github.com/gotrain/gotrain/display\"\n\t\"gonum.org/v1/plot\"\n\t\"gonum.org/v1/plot/plotter\"\n\t\"gonum.org/v1/plot/vg\"\n)")
+	rec := &recorder{}
+	res, _ := runWith(t, s, `p := plot.New()
+p.Title.Text = "loss"
+line, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 1}, {X: 1, Y: 0.5}, {X: 2, Y: 0.3}})
+if err != nil {
+	panic(err)
+}
+p.Add(line)
+w, err := p.WriterTo(4*vg.Inch, 3*vg.Inch, "png")
+if err != nil {
+	panic(err)
+}
+var buf bytes.Buffer
+w.WriteTo(&buf)
+display.Show(display.PNG(buf.Bytes()))`, rec)
+	if res.Err != nil {
+		t.Fatalf("%s: %s\n%s", res.Err.Name, res.Err.Value, strings.Join(res.Err.Traceback, "\n"))
+	}
+	if len(rec.displays) != 1 || rec.displays[0]["image/png"] == nil {
+		t.Fatalf("displays: %d, want one with image/png", len(rec.displays))
+	}
+}
