@@ -32,6 +32,10 @@ type Options struct {
 	Log func(string)
 }
 
+// buildsNotice is how many distinct cells the session loads between notes
+// on the memory they hold.
+const buildsNotice = 200
+
 // ErrClosed is returned by Execute after Close.
 var ErrClosed = errors.New("session: closed")
 
@@ -217,6 +221,10 @@ func (s *Session) runCell(ctx context.Context, code string) (res kernel.ExecuteR
 	}
 	for _, n := range cell.Notices {
 		fmt.Fprintln(os.Stderr, "note: "+n)
+	}
+	if n := s.comp.Builds(); !cell.Reused && n%buildsNotice == 0 {
+		// A loaded plugin cannot be unloaded: about 3 MiB each, measured.
+		fmt.Fprintf(os.Stderr, "note: this session has loaded %d distinct cells, about %d MiB that stay until the worker restarts; %%reset starts a fresh one\n", n, n*3)
 	}
 	s.mu.Lock()
 	if s.mu.running != nil {

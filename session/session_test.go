@@ -1,7 +1,9 @@
 package session
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -372,5 +374,46 @@ display.Show(display.PNG(buf.Bytes()))`, rec)
 	}
 	if len(rec.displays) != 1 || rec.displays[0]["image/png"] == nil {
 		t.Fatalf("displays: %d, want one with image/png", len(rec.displays))
+	}
+}
+
+// TestDistinctCellCost prints the memory and disk each distinct cell
+// costs: a plugin cannot be unloaded, and its archive stays for the cells
+// that import it; its .so is deleted once loaded.
+func TestDistinctCellCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 40 cells")
+	}
+	s := newSession(t)
+	mustRun(t, s, "import \"fmt\"\nvar sink string")
+	for i := 0; i < 5; i++ {
+		mustRun(t, s, fmt.Sprintf("sink = fmt.Sprint(%d)", i))
+	}
+	runtime.GC()
+	r0 := residentBytes()
+	const n = 40
+	for i := 0; i < n; i++ {
+		mustRun(t, s, fmt.Sprintf("type t%d struct{ a, b int }\nv%d := t%d{%d, 2}\nsink = fmt.Sprint(v%d)", i, i, i, i, i))
+	}
+	runtime.GC()
+	r1 := residentBytes()
+	var disk int64
+	var sos int
+	filepath.Walk(s.dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			disk += info.Size()
+			if strings.HasSuffix(path, ".so") {
+				sos++
+			}
+		}
+		return nil
+	})
+	perCell := float64(r1-r0) / n / (1 << 20)
+	t.Logf("%d distinct cells: resident +%.2f MiB per cell; session directory %.1f MiB in all (%.0f KiB per cell), %d .so files left", n, perCell, float64(disk)/(1<<20), float64(disk)/n/1024, sos)
+	if sos != 0 {
+		t.Errorf("%d plugin files left after loading", sos)
+	}
+	if perCell > 16 {
+		t.Errorf("each distinct cell costs %.1f MiB of resident memory", perCell)
 	}
 }
