@@ -142,3 +142,21 @@ func TestPanicLine(t *testing.T) {
 	}
 }
 func debugStack() []byte { return debug.Stack() }
+
+func TestRefusedWithAReason(t *testing.T) {
+	s := newSession(t)
+	for _, tt := range []struct{ code, want string }{
+		{"import \"C\"", "cells are compiled without cgo"},
+		{"import \"no.such/module/pkg\"", "no.such/module/pkg"},
+		{"import \"fmt\"\ntype T int\n", ""},
+		{"func (t T) M() {}", "must be declared in the cell that declares T"},
+	} {
+		_, err := s.run(tt.code)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q: %v", tt.code, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%q: error %v, want one containing %q", tt.code, err, tt.want)
+		}
+	}
+}

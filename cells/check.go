@@ -82,6 +82,10 @@ func (c *Compiler) prepare(code string) (*unit, error) {
 	}
 	for _, is := range impFile.Imports {
 		path, _ := strconv.Unquote(is.Path.Value)
+		if path == "C" {
+			l, col := c.cellPos(is.Pos())
+			return nil, ErrorList{{l, col, `import "C" is not supported in a cell: cells are compiled without cgo; put the C code in a package of its own module and import that package`}}
+		}
 		name := ""
 		if is.Name != nil {
 			name = is.Name.Name
