@@ -3,7 +3,7 @@
 //
 // The protocol is specified at
 // https://jupyter-client.readthedocs.io/en/stable/messaging.html. The
-// package knows nothing about Go interpretation or training: it reads the
+// package knows nothing about running Go or training: it reads the
 // connection file, binds the five sockets (shell, control and stdin as
 // ROUTER, iopub as XPUB, heartbeat as REP), verifies and signs messages with
 // HMAC-SHA256, dispatches requests, brackets each with status busy and idle

@@ -122,8 +122,8 @@ func shapesOf(in *stepInputs) string {
 //
 // A closure the cache has not seen may still be a step function it holds:
 // a func literal written inside an outer function (the seed's step_fn inside
-// train_step) is a new closure each time the outer function runs, and every
-// interpreted function shares one code pointer. So when cached traces have
+// train_step) is a new closure each time the outer function runs, with the
+// same code pointer as the last one. So when cached traces have
 // the same type and input shapes, the new closure's graphs are built
 // first, and if they, their outputs and updates are those of a
 // cached trace, that trace is reused and now answers to the new closure, as

@@ -97,7 +97,7 @@ package strategy
 
 // BUG(strategy): A step function passed as a new closure at every step (a
 // func literal written in the Run call or inside an outer function, a method
-// value, a named interpreted function) is called at every step to build its
+// value) is called at every step to build its
 // graphs, which are then recognised and not compiled again; assigning the
 // step function to a variable once avoids even that.
 

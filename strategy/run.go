@@ -112,8 +112,8 @@ func replicaFailure(phase string, errs []error) error {
 // a function taking an optional *ReplicaContext and then one *graph.Node (or
 // nn.Tensor) per tensor argument, and returning a *graph.Node, a slice of
 // them, several of them, or a struct or map of them. It is called through
-// reflection, only when Run traces (see the package doc), so it may be an
-// interpreted closure.
+// reflection, only when Run traces (see the package doc), so it may be any
+// closure.
 //
 // args are batches from a DistributedIterator (each contributes its
 // components, split by replica), PerReplica values (one per replica, from

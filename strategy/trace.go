@@ -101,7 +101,7 @@ func traceFailure(r int, err error) error {
 }
 
 // build calls the step function once per replica, on the calling goroutine
-// (an interpreted closure and lazily built layers are not safe to run
+// (a user's closure and lazily built layers are not safe to run
 // concurrently), building each replica's graph; compile then compiles them.
 func (s *Mirrored) build(fn reflect.Value, in *stepInputs) (*trace, error) {
 	tr := &trace{replicas: make([]*replicaTrace, len(in.args)), coll: newCollective(len(in.args))}
