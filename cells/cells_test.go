@@ -2,6 +2,7 @@ package cells_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func (s *session) run(code string) (string, error) {
 	w.Close()
 	<-done
 	if perr != nil {
-		s.t.Fatalf("cell panicked: %v\n%s", perr, cell.Source())
+		return out.String(), fmt.Errorf("panic: %v", perr)
 	}
 	return out.String(), nil
 }
@@ -159,4 +160,28 @@ func TestRefusedWithAReason(t *testing.T) {
 			t.Errorf("%q: error %v, want one containing %q", tt.code, err, tt.want)
 		}
 	}
+}
+
+// TestPromotedLoopVariables checks that a top-level loop's accumulators,
+// kept in locals, are up to date after every statement: when the loop
+// panics, when a function of the cell reads them meanwhile, and in later
+// cells.
+func TestPromotedLoopVariables(t *testing.T) {
+	s := newSession(t)
+	s.want(`import "fmt"`, "")
+	loop := "sum := 0\nfor i := 0; i < 1000; i++ {\n\tsum += i\n}\nfmt.Println(sum)"
+	if cell, err := s.c.Compile(context.Background(), loop); err != nil || !strings.Contains(cell.Source(), "_gtp_sum") {
+		t.Fatalf("sum is not kept in a local: %v", err)
+	}
+	s.want(loop, "499500\n")
+	s.want("fmt.Println(sum)", "499500\n")
+	// A panic in the middle of an iteration: the update before it counts.
+	if _, err := s.run("n := 0\nvar xs []int\nfunc peek() int { return n }\nseen := 0\nfor i := 0; i < 10; i++ {\n\tn++\n\tseen = peek()\n\tif i == 4 {\n\t\t_ = xs[i]\n\t}\n}"); err == nil || !strings.Contains(err.Error(), "index out of range") {
+		t.Fatalf("the loop did not panic: %v", err)
+	}
+	s.want("fmt.Println(n, seen)", "5 5\n")
+	// A function of the cell that writes the variable keeps it in memory.
+	s.want("m := 0\nfunc bump() { m += 10 }\nfor i := 0; i < 3; i++ {\n\tm++\n\tbump()\n}\nfmt.Println(m)", "33\n")
+	// Written in a loop's post statement: not promoted, still right.
+	s.want("k := 0\nfor k = 0; k < 5; k++ {\n}\nfmt.Println(k)", "5\n")
 }

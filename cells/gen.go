@@ -57,6 +57,7 @@ func (c *Compiler) generate(u *unit) (string, error) {
 	g := &generator{c: c, u: u, sizes: types.SizesFor("gc", goarch), used: map[string]string{},
 		embedded: map[string]bool{}, keep: map[*ast.Ident]bool{}}
 	f := u.fileB
+	g.promote()
 	renamed := g.renameGenerics()
 	astutil.Apply(f, g.pre, g.post)
 	if len(g.errs) > 0 {
