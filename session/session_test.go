@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gotrain/gotrain/cells/rt"
 	"github.com/gotrain/gotrain/kernel"
 )
 
@@ -81,15 +82,22 @@ func TestErrors(t *testing.T) {
 
 func TestGoroutinePanicReported(t *testing.T) {
 	s := newSession(t)
-	mustRun(t, s, `import "time"`)
-	// The report comes after the goroutine's own deferred calls, so the
-	// cell gives it time rather than waiting on one of them.
-	res, rec := run(t, s, "go func() { var m map[string]int; m[\"a\"] = 1 }()\nfor i := 0; i < 100 && true; i++ { time.Sleep(10 * time.Millisecond) }")
+	// The report comes after the goroutine's own deferred calls, when the
+	// cell may have ended: wait for it with stderr still captured.
+	reported := make(chan struct{})
+	report := rt.GoroutinePanic
+	rt.GoroutinePanic = func(v any, stack []byte) { report(v, stack); close(reported) }
+	defer func() { rt.GoroutinePanic = report }()
+	rec := &recorder{}
+	restore := capture(t, &os.Stderr, "stderr", rec)
+	res := s.Execute(t.Context(), kernel.ExecuteRequest{Code: "go func() { var m map[string]int; m[\"a\"] = 1 }()"}, rec)
+	<-reported
+	restore()
 	if res.Err != nil {
 		t.Fatalf("the cell failed: %+v", res.Err)
 	}
-	if !strings.Contains(rec.Stderr(), "panic in a goroutine") || !strings.Contains(rec.Stderr(), "assignment to entry in nil map") {
-		t.Errorf("goroutine panic not reported: %q", rec.Stderr())
+	if !strings.Contains(rec.Stderr(), "panic in a goroutine") || !strings.Contains(rec.Stderr(), "assignment to entry in nil map") || !strings.Contains(rec.Stderr(), "cell:1") {
+		t.Errorf("goroutine panic not reported with its cell line: %q", rec.Stderr())
 	}
 	if got := mustRun(t, s, "40 + 2"); got != "42" {
 		t.Errorf("after a goroutine panic: %q", got)
