@@ -242,12 +242,15 @@ func TestThirdPartyModule(t *testing.T) {
 		t.Skip("fetches a module through the Go module proxy")
 	}
 	s := newSession(t)
+	if res, _ := run(t, s, "%go get github.com/google/uuid@v1.5.0"); res.Err != nil {
+		t.Fatalf("%%go get: %+v", res.Err)
+	}
 	mustRun(t, s, "import \"github.com/google/uuid\"")
 	if got := mustRun(t, s, "len(uuid.NewString())"); got != "36" {
 		t.Fatalf("len(uuid.NewString()) = %s", got)
 	}
 	res, rec := run(t, s, "%go mod")
-	if res.Err != nil || !strings.Contains(rec.Stdout(), "github.com/google/uuid") {
+	if res.Err != nil || !strings.Contains(rec.Stdout(), "github.com/google/uuid v1.5.0") {
 		t.Errorf("%%go mod: %+v %q", res.Err, rec.Stdout())
 	}
 }
