@@ -150,7 +150,6 @@ func TestRefusedWithAReason(t *testing.T) {
 		{"import \"C\"", "cells are compiled without cgo"},
 		{"import \"no.such/module/pkg\"", "no.such/module/pkg"},
 		{"import \"fmt\"\ntype T int\n", ""},
-		{"func (t T) M() {}", "must be declared in the cell that declares T"},
 	} {
 		_, err := s.run(tt.code)
 		switch {
@@ -184,4 +183,15 @@ func TestPromotedLoopVariables(t *testing.T) {
 	s.want("m := 0\nfunc bump() { m += 10 }\nfor i := 0; i < 3; i++ {\n\tm++\n\tbump()\n}\nfmt.Println(m)", "33\n")
 	// Written in a loop's post statement: not promoted, still right.
 	s.want("k := 0\nfor k = 0; k < 5; k++ {\n}\nfmt.Println(k)", "5\n")
+}
+
+// TestMethodInALaterCell adds methods to an earlier cell's type: the type
+// is declared again with all its methods; values made before keep the old
+// type.
+func TestMethodInALaterCell(t *testing.T) {
+	s := newSession(t)
+	s.want("import \"fmt\"\ntype point struct{ x, y int }\nfunc (p point) sum() int { return p.x + p.y }\nold := point{1, 2}", "")
+	s.want("func (p point) String() string { return fmt.Sprintf(\"(%d,%d)\", p.x, p.y) }\nfmt.Println(point{3, 4}, point{3, 4}.sum(), old.sum())", "(3,4) 7 3\n")
+	s.want("func (p *point) scale(k int) { p.x *= k; p.y *= k }\nq := point{1, 1}\nq.scale(5)\nfmt.Println(q, q.sum())", "(5,5) 10\n")
+	s.want("fmt.Printf(\"%v %T\\n\", old, old)", "{1 2} main.point\n")
 }

@@ -60,6 +60,37 @@ type unit struct {
 	vars    []topVar // top-level variables, in order
 	hidden  map[string]string
 	show    bool // the last statement's value is the cell's result
+	// again are earlier cells' types this cell declares again to add
+	// methods to them; againSrc holds the source of their earlier methods,
+	// by "Type.method".
+	again    map[string]*object
+	againSrc map[string]string
+}
+
+// ownMethods returns the "Type.method" names of the methods a cell
+// declares.
+func ownMethods(code string) map[string]bool {
+	own := map[string]bool{}
+	_, decls, _ := sortSegments(code, false)
+	f, _ := parser.ParseFile(token.NewFileSet(), genFile, "package main\n"+decls, parser.SkipObjectResolution)
+	if f == nil {
+		return own
+	}
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 {
+			own[recvBase(fd.Recv.List[0].Type)+"."+fd.Name.Name] = true
+		}
+	}
+	return own
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 type topVar struct {
@@ -70,11 +101,37 @@ type topVar struct {
 
 // prepare parses and type-checks a cell against the session.
 func (c *Compiler) prepare(code string) (*unit, error) {
-	u := &unit{code: code, imports: map[string]string{}, own: map[string]string{}, hidden: map[string]string{}}
+	return c.prepareWith(code, nil)
+}
+
+// prepareWith is prepare with earlier cells' types (and their methods)
+// declared again in this cell, because the cell adds methods to them.
+func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, error) {
+	u := &unit{code: code, imports: map[string]string{}, own: map[string]string{}, hidden: map[string]string{},
+		again: again, againSrc: map[string]string{}}
 	for n, p := range c.imports {
 		u.imports[n] = p
 	}
 	imps, decls, stmts := sortSegments(code, true)
+	if len(again) > 0 {
+		// Outside the cell's file, so that no position of it is taken for
+		// one of the cell; the cell's own methods replace earlier ones.
+		own := ownMethods(code)
+		var b strings.Builder
+		b.WriteString(decls)
+		b.WriteString("\n//line " + genFile + ":1\n")
+		for _, name := range sortedKeys(again) {
+			o := again[name]
+			b.WriteString(o.full + "\n")
+			for _, m := range sortedKeys(o.methods) {
+				if !own[name+"."+m] {
+					b.WriteString(o.methods[m] + "\n")
+					u.againSrc[name+"."+m] = o.methods[m]
+				}
+			}
+		}
+		decls = b.String()
+	}
 	// The cell's imports first, on their own, to learn their names.
 	impFile, err := parser.ParseFile(c.fset, genFile, "package main;"+imps, parser.SkipObjectResolution)
 	if err != nil {
@@ -131,16 +188,22 @@ func (c *Compiler) prepare(code string) (*unit, error) {
 	if u.fileB, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
 	}
-	for _, f := range []*ast.File{u.fileA, u.fileB} {
-		for _, d := range f.Decls {
+	// A method of an earlier cell's type: Go keeps a type's methods in its
+	// package, and each cell is one, so this cell declares the type again,
+	// with its earlier methods and the new ones.
+	if again == nil {
+		add := map[string]*object{}
+		for _, d := range u.fileA.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 {
-				if base := recvBase(fd.Recv.List[0].Type); base != "" && !declaresType(f, base) {
-					if o := c.live[base]; o != nil && o.kind == objType {
-						l, col := c.cellPos(fd.Pos())
-						return nil, ErrorList{{l, col, fmt.Sprintf("method %s.%s must be declared in the cell that declares %s: Go keeps a type's methods in its package, and each cell is one; declare them together", base, fd.Name.Name, base)}}
+				if base := recvBase(fd.Recv.List[0].Type); base != "" && !declaresType(u.fileA, base) {
+					if o := c.live[base]; o != nil && o.kind == objType && o.full != "" {
+						add[base] = o
 					}
 				}
 			}
+		}
+		if len(add) > 0 {
+			return c.prepareWith(code, add)
 		}
 	}
 	skip := topNames(u.fileA)

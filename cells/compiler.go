@@ -109,6 +109,10 @@ type object struct {
 	view   string // its declaration as the checking view spells it
 	code   string // the source of the cell that declared it
 	line   int    // where in code
+	// full and methods are, for a type, its declaration and its methods'
+	// (by name) as written, for a later cell that adds a method.
+	full    string
+	methods map[string]string
 }
 
 // New starts a compiler for a new session.
@@ -195,7 +199,10 @@ func (c *Compiler) commit(u *unit, cell *Cell) []string {
 	var notices []string
 	for _, o := range cell.objs {
 		old := c.live[o.name]
-		if old != nil && old.cell != cell {
+		switch {
+		case old != nil && old.cell != cell && u.again[o.name] != nil:
+			notices = append(notices, fmt.Sprintf("%s declared again with the methods this cell adds (Go keeps a type's methods with the type): later cells use the new type; values made before keep the old one and its methods", o.name))
+		case old != nil && old.cell != cell:
 			notices = append(notices, redefinition(o, old))
 		}
 		if old != o {
@@ -328,14 +335,32 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		objs = append(objs, o)
 	}
 	methods := map[string][]string{}
+	fullMethods := map[string]map[string]string{}
+	segs := split(u.code)
+	lines := lineStarts(u.code)
 	for _, d := range u.fileA.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Recv == nil {
 			continue
 		}
-		if base := recvBase(fd.Recv.List[0].Type); base != "" {
-			methods[base] = append(methods[base], c.printNode(fd))
+		base := recvBase(fd.Recv.List[0].Type)
+		if base == "" {
+			continue
 		}
+		methods[base] = append(methods[base], c.printNode(fd))
+		src, ok := u.againSrc[base+"."+fd.Name.Name]
+		if p := c.fset.PositionFor(fd.Pos(), true); !ok && p.Filename == cellFile {
+			off := lines[p.Line-1] + p.Column - 1
+			for _, sg := range segs {
+				if sg.start == off {
+					src = u.code[sg.start:sg.end]
+				}
+			}
+		}
+		if fullMethods[base] == nil {
+			fullMethods[base] = map[string]string{}
+		}
+		fullMethods[base][fd.Name.Name] = src
 	}
 	for _, d := range u.fileA.Decls {
 		switch d := d.(type) {
@@ -355,6 +380,8 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 						view += "\n" + m
 					}
 					add(s.Name.Name, objType, view, d.Pos())
+					o := objs[len(objs)-1]
+					o.full, o.methods = "type "+c.printNode(s), fullMethods[s.Name.Name]
 				case *ast.ValueSpec:
 					if d.Tok != token.CONST {
 						continue
