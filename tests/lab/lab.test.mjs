@@ -219,11 +219,25 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
     `${pageErrors.slice(-10).join('\n')}\n${server ? server.logTail(30) : ''}`;
   const idleAndDone = (st) => st && st.status === 'idle' && st.pending === 0 && st.cells.every((c) => c.count !== null);
 
+  // menu clicks top, then item once it is enabled. A menu that opened
+  // while the page was busy may miss its item: it is closed and opened
+  // again, at most three times, logging what the page showed.
   const menu = async (top, item) => {
-    await page.locator('.lm-MenuBar-item', { hasText: new RegExp(`^${top}$`) }).click({ timeout: seconds(30) });
-    await page
-      .locator('.lm-Menu-item:visible', { has: page.locator('.lm-Menu-itemLabel', { hasText: new RegExp(`^${item}$`) }) })
-      .click({ timeout: seconds(30) });
+    for (let attempt = 1; ; attempt++) {
+      await page.locator('.lm-MenuBar-item', { hasText: new RegExp(`^${top}$`) }).click({ timeout: seconds(30) });
+      const entry = page.locator('.lm-Menu-item:visible:not(.lm-mod-disabled)', {
+        has: page.locator('.lm-Menu-itemLabel', { hasText: new RegExp(`^${item}$`) }),
+      });
+      try {
+        await entry.click({ timeout: seconds(10) });
+        return;
+      } catch (err) {
+        const shown = await page.locator('.lm-Menu-item:visible').allTextContents().catch(() => []);
+        log(`${top} > ${item}, attempt ${attempt}: ${err.message.split('\n')[0]}; the menu shows ${JSON.stringify(shown)}`);
+        await page.keyboard.press('Escape');
+        if (attempt === 3) throw err;
+      }
+    }
   };
 
   before(async () => {
@@ -312,11 +326,18 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
   });
 
   it('interrupts a running training loop from the Kernel menu, and the session still trains', async () => {
-    // A new last cell that trains until stopped.
+    // A new last cell that trains until stopped, printing every 50th step:
+    // a line per step would flood the page, which then answers clicks late.
     const loop = [
       'fmt.Println("looping")',
       'for i := 0; i < 1000000; i++ {',
-      '    trainEpoch()',
+      '    for it := dist.Iter(); it.Next(); {',
+      '        loss := s.Reduce(strategy.Sum, s.Run(trainStep, it.Batch()))',
+      '        step++',
+      '        if step%50 == 0 {',
+      '            fmt.Printf("step %d: loss %.4f\\n", step, loss.Scalar())',
+      '        }',
+      '    }',
       '}',
       'fmt.Println("loop finished")',
     ].join('\n');
