@@ -4,9 +4,13 @@
 // runs every cell from the Run menu, checks the loss lines, the monitor's
 // chart (rendered as <svg> and updated in place), and that no cell shows an
 // error; then it interrupts a running training loop from the Kernel menu and
-// checks the Interrupted error and that the session still trains. A
-// screenshot is kept at $GOTRAIN_LAB_OUT/quickstart.png (default
-// build/lab-test/quickstart.png).
+// checks the Interrupted error and that the session still trains; runs
+// notebooks/02-mnist.ipynb to its final test accuracy; and in
+// notebooks/03-custom-loops.ipynb restarts the kernel from the Kernel menu
+// where the notebook says to and checks that the checkpoint saved before
+// restores with the same accuracy. Screenshots are kept in $GOTRAIN_LAB_OUT
+// (default build/lab-test): quickstart.png, mnist.png,
+// custom-loops-restored.png, and last.png of the page as the test ended.
 //
 // It reuses tests/web/harness.mjs for scratch directories, waits, ports and
 // the kill-by-marker cleanup. Environment: JUPYTER_PATH (the kernelspec),
@@ -39,6 +43,8 @@ const labDir = path.dirname(fileURLToPath(import.meta.url));
 const outDir = path.resolve(process.env.GOTRAIN_LAB_OUT || path.join(repoRoot, 'build', 'lab-test'));
 const buildDir = path.resolve(process.env.GOTRAIN_LAB_BUILD || path.join(repoRoot, 'build', 'lab'));
 const notebookFile = '01-quickstart.ipynb';
+const mnistFile = '02-mnist.ipynb';
+const loopsFile = '03-custom-loops.ipynb';
 
 function log(msg) {
   process.stderr.write(`lab.test: ${msg}\n`);
@@ -219,6 +225,28 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
     `${pageErrors.slice(-10).join('\n')}\n${server ? server.logTail(30) : ''}`;
   const idleAndDone = (st) => st && st.status === 'idle' && st.pending === 0 && st.cells.every((c) => c.count !== null);
 
+  // open opens a notebook of the scratch root with the gotrain kernel and
+  // waits for the kernel to be idle.
+  const open = async (file) => {
+    await page.evaluate(
+      (p) => window.gotrainLab.commands.execute('docmanager:open', { path: p, factory: 'Notebook', kernel: { name: 'gotrain' } }).then(() => true),
+      file,
+    );
+    await waitFor(`${file} to open with the gotrain kernel idle`, async () => {
+      const st = await read();
+      return st && st.kernel === 'gotrain' && st.status === 'idle' && st.cells.length > 0;
+    }, { timeoutMs: seconds(120), detail });
+  };
+  const shoot = async (name) => {
+    fs.mkdirSync(outDir, { recursive: true });
+    await page.screenshot({ path: path.join(outDir, name), timeout: seconds(60) });
+  };
+  const allRan = async (what) =>
+    waitFor(what, async () => {
+      const st = await read();
+      return idleAndDone(st) && st.cells.every((c) => c.count > 0);
+    }, { timeoutMs: seconds(600), intervalMs: 500, detail });
+
   // menu clicks top, then item once it is enabled. A menu that opened
   // while the page was busy may miss its item: it is closed and opened
   // again, at most three times, logging what the page showed.
@@ -246,7 +274,9 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
     scratch = tempDir('gotrain-lab-');
     const rootDir = path.join(scratch, 'notebooks');
     fs.mkdirSync(rootDir);
-    fs.copyFileSync(path.join(repoRoot, 'notebooks', notebookFile), path.join(rootDir, notebookFile));
+    for (const f of [notebookFile, mnistFile, loopsFile]) {
+      fs.copyFileSync(path.join(repoRoot, 'notebooks', f), path.join(rootDir, f));
+    }
     server = await startLab(scratch, rootDir);
     const res = await fetch(`${server.url}/api/kernelspecs`, { headers: { Authorization: `token ${server.token}` } });
     const specs = await res.json();
@@ -261,7 +291,7 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
     if (page) {
       try {
         fs.mkdirSync(outDir, { recursive: true });
-        const shot = path.join(outDir, 'quickstart.png');
+        const shot = path.join(outDir, 'last.png');
         await page.screenshot({ path: shot, timeout: seconds(60) });
         log(`screenshot saved to ${path.relative(repoRoot, shot)}`);
       } catch (err) {
@@ -323,6 +353,7 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
       `no chart output node was updated in place: ${JSON.stringify(seen)}`,
     );
     await charts.first().scrollIntoViewIfNeeded();
+    await shoot('quickstart.png');
   });
 
   it('interrupts a running training loop from the Kernel menu, and the session still trains', async () => {
@@ -381,5 +412,65 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
     const steps = parseSteps(streamText(after));
     assert.ok(steps.length >= 1, `no loss lines after the interrupt: ${JSON.stringify(after.outputs).slice(0, 1000)}`);
     log(`after the interrupt: ${steps.length} loss lines, last step ${steps.at(-1).step}`);
+  });
+
+  it('runs the MNIST notebook with no error, and it reaches a test accuracy', async () => {
+    await open(mnistFile);
+    await menu('Run', 'Run All Cells');
+    await allRan('every MNIST cell to run');
+    assert.deepEqual(errorsOf(state.cells), [], 'a cell of the MNIST notebook shows an error');
+    const text = state.cells.map(streamText).join('');
+    const m = text.match(/final test accuracy: (\d\.\d+)/);
+    assert.ok(m, `no final test accuracy in the output:\n${text.slice(-2000)}`);
+    log(`MNIST final test accuracy ${m[1]}`);
+    await shoot('mnist.png');
+  });
+
+  it('restarts the kernel from the Kernel menu in notebook 03, and the checkpoint restores', async () => {
+    await open(loopsFile);
+    // The tagged cell's index among all cells, and how many code cells
+    // come before it.
+    const [restartAt, codeBefore] = await page.evaluate(() => {
+      const model = window.gotrainLab.shell.currentWidget.content.model;
+      let code = 0;
+      for (let i = 0; i < model.cells.length; i++) {
+        const c = model.cells.get(i);
+        if ((c.metadata.get('tags') || []).includes('restart-before')) return [i, code];
+        if (c.type === 'code') code++;
+      }
+      return [-1, 0];
+    });
+    assert.ok(restartAt > 0, 'notebook 03 has no cell tagged restart-before');
+    const quiet = (st) => st && st.status === 'idle' && st.pending === 0;
+    const select = (i) => page.evaluate((k) => { window.gotrainLab.shell.currentWidget.content.activeCellIndex = k; }, i);
+    await select(restartAt);
+    await page.evaluate(() => { void window.gotrainLab.commands.execute('notebook:run-all-above'); });
+    await waitFor('the cells above the restart to run', async () => {
+      const st = await read();
+      return quiet(st) && st.cells.slice(0, codeBefore).every((c) => c.count > 0);
+    }, { timeoutMs: seconds(600), intervalMs: 500, detail });
+    assert.deepEqual(errorsOf(state.cells), [], 'a cell above the restart shows an error');
+    const saved = streamText(state.cells[5]).match(/saved after step 48 \(48 optimizer updates\); validation accuracy (\d\.\d+)/);
+    assert.ok(saved, `no checkpoint saved: ${streamText(state.cells[5])}`);
+
+    log('clicking Kernel > Restart Kernel…');
+    await menu('Kernel', 'Restart Kernel…');
+    await page.locator('.jp-Dialog .jp-Dialog-button.jp-mod-accept').click({ timeout: seconds(30) });
+    await waitFor('the restarted kernel to be idle', async () => {
+      const st = await read();
+      return st && st.status === 'idle';
+    }, { timeoutMs: seconds(120), detail });
+    await select(restartAt);
+    await page.evaluate(() => { void window.gotrainLab.commands.execute('notebook:run-all-below'); });
+    await waitFor('the cells from the restart on to run', async () => {
+      const st = await read();
+      return quiet(st) && st.cells.slice(codeBefore).every((c) => c.count > 0);
+    }, { timeoutMs: seconds(600), intervalMs: 500, detail });
+    assert.deepEqual(errorsOf(state.cells.slice(codeBefore)), [], 'a cell after the restart shows an error');
+    const restored = streamText(state.cells[7]).match(/restored on 1 replica: 48 optimizer updates; validation accuracy (\d\.\d+)/);
+    assert.ok(restored, `the checkpoint did not restore: ${streamText(state.cells[7])}`);
+    assert.equal(restored[1], saved[1], 'the restored model scores differently from the saved one');
+    log(`checkpoint saved and restored after the restart, validation accuracy ${saved[1]} both times`);
+    await shoot('custom-loops-restored.png');
   });
 });
