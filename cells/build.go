@@ -156,6 +156,9 @@ var requireLine = regexp.MustCompile(`^\s*([^\s()]+)\s+(v[^\s]+)`)
 func sessionModule(gomod, src string) (string, map[string]string, error) {
 	var b strings.Builder
 	b.WriteString("module gotrain.cells\n\ngo 1.26\n\nrequire github.com/gotrain/gotrain v0.0.0\n\nreplace github.com/gotrain/gotrain => " + src + "\n")
+	// gorgonia's default version of this module panics at init on Go 1.26
+	// (it lists the Go versions it trusts); this one asks the runtime.
+	b.WriteString("\nrequire go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6\n")
 	host := map[string]string{}
 	inRequire := false
 	sc := bufio.NewScanner(strings.NewReader(gomod))

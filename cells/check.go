@@ -97,6 +97,10 @@ type topVar struct {
 	name string
 	typ  types.Type
 	pos  token.Pos
+	// zero, when the variable's value is the result of calling a
+	// package-level function, declares it without naming its type (see
+	// rt.Zero1): "_gtrt.Zero1(pkg.F)".
+	zero string
 }
 
 // prepare parses and type-checks a cell against the session.
@@ -224,9 +228,14 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	}
 	body := cellBody(u.fileA)
 	for _, st := range body.List {
-		for _, id := range definedIdents(st) {
+		ids := definedIdents(st)
+		for _, id := range ids {
 			if obj, ok := infoA.Defs[id].(*types.Var); ok && id.Name != "_" {
-				u.vars = append(u.vars, topVar{id.Name, obj.Type(), id.Pos()})
+				v := topVar{name: id.Name, typ: obj.Type(), pos: id.Pos()}
+				if len(ids) == 1 {
+					v.zero = c.zeroOf(st, infoA)
+				}
+				u.vars = append(u.vars, v)
 			}
 		}
 	}
@@ -520,7 +529,17 @@ func (c *Compiler) declareVars(u *unit) error {
 	var errs ErrorList
 	for _, v := range u.vars {
 		if bad := unnameable(v.typ); bad != "" {
-			errs = append(errs, Error{Msg: fmt.Sprintf("%s has type %s, which a later cell could not name (%s is not exported); give %s a type of your own, such as an interface it implements", v.name, v.typ, bad, v.name)})
+			if v.zero == "" {
+				errs = append(errs, Error{Msg: fmt.Sprintf("%s has type %s, which a later cell could not name (%s is not exported); assign it the result of a call of a package's function, or give it a type of your own, such as an interface it implements", v.name, v.typ, bad)})
+				continue
+			}
+			zero, err := parser.ParseExpr(v.zero)
+			if err != nil {
+				return fmt.Errorf("cells: declaring %s: %v", v.name, err)
+			}
+			u.fileB.Decls = append(u.fileB.Decls, &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
+				&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent(v.name)}, Values: []ast.Expr{zero}},
+			}})
 			continue
 		}
 		texpr, err := parser.ParseExpr(types.TypeString(v.typ, u.qualifier))
@@ -538,6 +557,56 @@ func (c *Compiler) declareVars(u *unit) error {
 		addImport(u.fileB, name, path)
 	}
 	return nil
+}
+
+// zeroOf returns the declaration without a type name of a top-level
+// variable that st gives the result of one call: of a function of an
+// imported package or of the cells, with a shape rt has a Zero function
+// for. It returns "" otherwise.
+func (c *Compiler) zeroOf(st ast.Stmt, info *types.Info) string {
+	var rhs []ast.Expr
+	switch s := st.(type) {
+	case *ast.AssignStmt:
+		rhs = s.Rhs
+	case *ast.DeclStmt:
+		if vs, ok := s.Decl.(*ast.GenDecl).Specs[0].(*ast.ValueSpec); ok && vs.Type == nil {
+			rhs = vs.Values
+		}
+	}
+	if len(rhs) != 1 {
+		return ""
+	}
+	call, ok := ast.Unparen(rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	// Only a function's name: evaluating it at load time calls nothing.
+	switch f := call.Fun.(type) {
+	case *ast.SelectorExpr:
+		if _, ok := info.Uses[f.X.(*ast.Ident)].(*types.PkgName); !ok {
+			return ""
+		}
+	case *ast.Ident:
+		if fn, ok := info.Uses[f].(*types.Func); !ok || fn.Parent() != fn.Pkg().Scope() {
+			return ""
+		}
+	default:
+		return ""
+	}
+	sig, ok := info.Types[call.Fun].Type.(*types.Signature)
+	if !ok || sig.Results().Len() != 1 || sig.TypeParams().Len() > 0 {
+		return ""
+	}
+	n := sig.Params().Len()
+	name := "Zero" + strconv.Itoa(n)
+	if sig.Variadic() {
+		n--
+		name = "ZeroV" + strconv.Itoa(n)
+	}
+	if n > 3 || (sig.Variadic() && n > 2) {
+		return ""
+	}
+	return "_gtrt." + name + "(" + c.printNode(call.Fun) + ")"
 }
 
 // qualifier names packages as the cell's file imports them, adding a

@@ -401,6 +401,11 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		}
 	}
 	for _, v := range u.vars {
+		if unnameable(v.typ) != "" {
+			viewImp["_gtrt"] = rtPath
+			add(v.name, objVar, "var "+v.name+" = "+v.zero, v.pos)
+			continue
+		}
 		add(v.name, objVar, "var "+v.name+" "+spell(v.typ), v.pos)
 	}
 	return objs, viewImp

@@ -428,3 +428,19 @@ func TestDistinctCellCost(t *testing.T) {
 		t.Errorf("each distinct cell costs %.1f MiB of resident memory", perCell)
 	}
 }
+
+// TestGorgoniaInACell imports gorgonia through the proxy: a graph built in
+// one cell runs in the next. NewTapeMachine returns an unexported type,
+// which a session variable holds without naming it.
+func TestGorgoniaInACell(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fetches and builds gorgonia.org/gorgonia")
+	}
+	s := newSession(t)
+	mustRun(t, s, "import (\n\t\"fmt\"\n\n\tG \"gorgonia.org/gorgonia\"\n)")
+	mustRun(t, s, "g := G.NewGraph()\nx := G.NewScalar(g, G.Float64, G.WithName(\"x\"))\ny := G.Must(G.Mul(x, x))\nvm := G.NewTapeMachine(g)")
+	_, rec := run(t, s, "G.Let(x, 3.0)\nif err := vm.RunAll(); err != nil {\n\tpanic(err)\n}\nfmt.Println(y.Value())\nvm.Reset()")
+	if got := rec.Stdout(); got != "9\n" {
+		t.Fatalf("x*x at 3 printed %q, want 9", got)
+	}
+}

@@ -150,3 +150,18 @@ func (s *stdin) Read(p []byte) (int, error) {
 	s.buf = s.buf[n:]
 	return n, nil
 }
+
+// The Zero functions return the zero value of a function's result without
+// calling it. A cell's top-level variable is a package variable, declared
+// with its type; when the type cannot be named outside its package (an
+// unexported type a library function returns), the variable is declared as
+// `var v = rt.Zero1(pkg.F)` instead, which gives it F's result type, and
+// the cell's statements then assign it.
+
+func Zero0[R any](func() R) (r R)                     { return r }
+func Zero1[A, R any](func(A) R) (r R)                 { return r }
+func Zero2[A, B, R any](func(A, B) R) (r R)           { return r }
+func Zero3[A, B, C, R any](func(A, B, C) R) (r R)     { return r }
+func ZeroV0[V, R any](func(...V) R) (r R)             { return r }
+func ZeroV1[A, V, R any](func(A, ...V) R) (r R)       { return r }
+func ZeroV2[A, B, V, R any](func(A, B, ...V) R) (r R) { return r }
