@@ -195,3 +195,10 @@ func TestMethodInALaterCell(t *testing.T) {
 	s.want("func (p *point) scale(k int) { p.x *= k; p.y *= k }\nq := point{1, 1}\nq.scale(5)\nfmt.Println(q, q.sum())", "(5,5) 10\n")
 	s.want("fmt.Printf(\"%v %T\\n\", old, old)", "{1 2} main.point\n")
 }
+
+// TestDefineFromAMethodOfACall is a top-level define whose value is a
+// method called on a call's result (the compiler once panicked on it).
+func TestDefineFromAMethodOfACall(t *testing.T) {
+	s := newSession(t)
+	s.want("import (\n\t\"fmt\"\n\t\"strings\"\n)\nr := strings.NewReplacer(\"a\", \"b\").Replace(\"abc\")\nfmt.Println(r)", "bbc\n")
+}

@@ -583,7 +583,11 @@ func (c *Compiler) zeroOf(st ast.Stmt, info *types.Info) string {
 	// Only a function's name: evaluating it at load time calls nothing.
 	switch f := call.Fun.(type) {
 	case *ast.SelectorExpr:
-		if _, ok := info.Uses[f.X.(*ast.Ident)].(*types.PkgName); !ok {
+		x, ok := f.X.(*ast.Ident)
+		if !ok {
+			return ""
+		}
+		if _, ok := info.Uses[x].(*types.PkgName); !ok {
 			return ""
 		}
 	case *ast.Ident:

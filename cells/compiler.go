@@ -156,7 +156,17 @@ func (c *Compiler) Imports() map[string]string {
 // Its declarations are visible to later cells from then on, even if
 // running it fails. A type error is returned as an ErrorList with the
 // cell's positions.
-func (c *Compiler) Compile(ctx context.Context, code string) (*Cell, error) {
+func (c *Compiler) Compile(ctx context.Context, code string) (cell *Cell, err error) {
+	defer func() {
+		// A panic here is a bug in gotrain; the session must survive it.
+		if v := recover(); v != nil {
+			cell, err = nil, ErrorList{{Msg: fmt.Sprintf("cells: the compiler failed on this cell (a bug in gotrain): %v", v)}}
+		}
+	}()
+	return c.compile(ctx, code)
+}
+
+func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if r, ok := c.recent[code]; ok && r.gen == c.gen {
 		r.cell.Reused, r.cell.Notices = true, nil
 		return r.cell, nil
