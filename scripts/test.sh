@@ -53,6 +53,3 @@ cd "$root"
 
 section "JupyterLab's client library and a real browser (Chromium) on the Notebook"
 tests/web/run.sh gotrain
-
-section "JupyterLab (3.6.8 application built from npm packages) in Chromium"
-tests/lab/run.sh
