@@ -217,7 +217,7 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	stubBodies(u.fileA)
 	u.show = wrapLast(u.fileA, false)
 	u.views = c.viewFiles(skip)
-	pkgA, infoA, errs := c.check(u.fileA, u.views)
+	_, infoA, errs := c.check(u.fileA, u.views)
 	if !u.show {
 		// A final call of a builtin with a value (min, len) is no
 		// statement; the checker says so, and it is the cell's result.
@@ -242,7 +242,6 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	if !u.show {
 		u.show = resultCall(body, infoA)
 	}
-	_ = pkgA
 
 	// Phase B: the cell as it compiles, its top-level variables at package
 	// level so that its functions and later cells see them.
@@ -300,7 +299,7 @@ func (c *Compiler) check(file *ast.File, views []*ast.File) (*types.Package, *ty
 			if unusedImport(te.Msg) {
 				return
 			}
-			if strings.HasPrefix(te.Msg, "declared and not used: ") && isTopLevel(file, info, te.Pos) {
+			if strings.HasPrefix(te.Msg, "declared and not used: ") && isTopLevel(file, te.Pos) {
 				return
 			}
 			errs = append(errs, Error{p.Line, p.Column, te.Msg})
@@ -338,7 +337,7 @@ func dedupe(l ErrorList) ErrorList {
 
 // isTopLevel reports whether the variable declared at pos is one of the
 // cell's top-level variables, which need no use: later cells may use them.
-func isTopLevel(file *ast.File, info *types.Info, pos token.Pos) bool {
+func isTopLevel(file *ast.File, pos token.Pos) bool {
 	body := cellBody(file)
 	if body == nil {
 		return false

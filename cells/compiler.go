@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -42,7 +41,7 @@ type Config struct {
 }
 
 // Compiler compiles the cells of one session and loads them into this
-// process. Its methods must not be called concurrently, except Imports.
+// process. Its methods must not be called concurrently.
 type Compiler struct {
 	cfg  Config
 	tc   *Toolchain
@@ -56,7 +55,6 @@ type Compiler struct {
 	// again in an unchanged session skips even type-checking.
 	gen    int
 	recent map[string]recentCell
-	mu     sync.Mutex // guards imports for Imports
 }
 
 // Cell is a compiled, loaded cell.
@@ -141,17 +139,6 @@ func (c *Compiler) Builds() int { return len(c.byHash) }
 // Close removes the session's build products. Loaded cells stay loaded.
 func (c *Compiler) Close() error { return os.RemoveAll(c.cfg.Dir) }
 
-// Imports returns the session's imports, name to path.
-func (c *Compiler) Imports() map[string]string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := make(map[string]string, len(c.imports))
-	for k, v := range c.imports {
-		m[k] = v
-	}
-	return m
-}
-
 // Compile type-checks a cell against the session, builds it and loads it.
 // Its declarations are visible to later cells from then on, even if
 // running it fails. A type error is returned as an ErrorList with the
@@ -220,14 +207,12 @@ func (c *Compiler) commit(u *unit, cell *Cell) []string {
 			c.gen++
 		}
 	}
-	c.mu.Lock()
 	for name, path := range u.own {
 		if c.imports[name] != path {
 			c.imports[name] = path
 			c.gen++
 		}
 	}
-	c.mu.Unlock()
 	sort.Strings(notices)
 	return notices
 }

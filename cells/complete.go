@@ -190,7 +190,7 @@ func (c *Compiler) Complete(code string, off int) (matches []string, start, end 
 	for _, imp := range pkg.Imports() {
 		add(imp.Name())
 	}
-	for n := range c.Imports() {
+	for n := range c.imports {
 		add(n)
 	}
 	sort.Strings(matches)

@@ -59,7 +59,7 @@ func (c *Compiler) generate(u *unit) (string, error) {
 	f := u.fileB
 	g.promote()
 	renamed := g.renameGenerics()
-	astutil.Apply(f, g.pre, g.post)
+	astutil.Apply(f, g.pre, nil)
 	if len(g.errs) > 0 {
 		return "", g.errs
 	}
@@ -281,12 +281,10 @@ func (g *generator) pre(cur *astutil.Cursor) bool {
 	return true
 }
 
-func (g *generator) post(cur *astutil.Cursor) bool { return true }
-
 // rewrite applies the rewrites to a subtree that a rewrite embeds in its
 // replacement: Apply does not walk replacements.
 func (g *generator) rewrite(n ast.Node) ast.Node {
-	return astutil.Apply(n, g.pre, g.post)
+	return astutil.Apply(n, g.pre, nil)
 }
 
 // isPkgObj reports whether obj is the package-level name of package path.
