@@ -107,7 +107,14 @@ func (a *Accumulator) ApplyGradients(ctx *strategy.ReplicaContext, grads []*Tens
 	if err != nil {
 		panic(err)
 	}
-	s := ctx.Strategy()
+	u := a.hostUpdate(ctx.Strategy(), vars)
+	u.Grads = grads
+	ctx.ApplyUpdate(u)
+}
+
+// hostUpdate is the accumulating update of vars under s (see
+// optimizer.hostUpdate).
+func (a *Accumulator) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update {
 	slots := a.inner.prepare(s, vars)
 	a.counterFor(s)
 	sums := make([]*Variable, len(vars))
@@ -115,10 +122,9 @@ func (a *Accumulator) ApplyGradients(ctx *strategy.ReplicaContext, grads []*Tens
 		sums[i] = a.sumFor(s, v)
 	}
 	summed := make([]strategy.Grad, len(vars))
-	ctx.ApplyUpdate(strategy.Update{
+	return strategy.Update{
 		Name:  a.name,
 		Vars:  vars,
-		Grads: grads,
 		Check: a.inner.checkRate,
 		Apply: func(gs []strategy.Grad) {
 			for i, g := range gs {
@@ -143,5 +149,5 @@ func (a *Accumulator) ApplyGradients(ctx *strategy.ReplicaContext, grads []*Tens
 			}
 			writeCounter(a.count, 0)
 		},
-	})
+	}
 }

@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 
@@ -221,18 +220,15 @@ func checkInput(layer string, x *Tensor, rank int, want string) []int {
 	return shape
 }
 
-// initStream returns the random stream for a variable's initializer: a PCG
-// seeded by the current strategy's seed (0 outside any scope) and the
-// variable's name, so initial weights do not depend on replica count or on
-// the order layers are built in.
+// initStream returns the random stream for a variable's initializer
+// (strategy.InitStream with the current strategy's seed, 0 outside any
+// scope).
 func initStream(name string) *rand.Rand {
 	var seed uint64
 	if s := strategy.Current(); s != nil {
 		seed = s.Seed()
 	}
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return rand.New(rand.NewPCG(seed, h.Sum64()))
+	return strategy.InitStream(seed, name)
 }
 
 // GlorotUniform returns fanIn·fanOut values drawn uniformly from ±√(6/(fanIn+fanOut))

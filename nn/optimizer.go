@@ -270,11 +270,18 @@ func (o *optimizer) prepare(s *strategy.Mirrored, vars []*Variable) [][]*Variabl
 }
 
 func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, grads []*Tensor) {
-	slots := o.prepare(ctx.Strategy(), vars)
+	u := o.hostUpdate(ctx.Strategy(), vars)
+	u.Grads = grads
+	ctx.ApplyUpdate(u)
+}
+
+// hostUpdate is the update of vars under s, without the gradient nodes:
+// register adds the step's, HostUpdate leaves them to an external step.
+func (o *optimizer) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update {
+	slots := o.prepare(s, vars)
 	u := strategy.Update{
 		Name:  o.name,
 		Vars:  vars,
-		Grads: grads,
 		Apply: func(gs []strategy.Grad) { o.step(gs, slots) },
 		Check: o.checkRate,
 	}
@@ -291,7 +298,35 @@ func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, gra
 			End:   func() { writeCounter(o.iters, n) },
 		}
 	}
-	ctx.ApplyUpdate(u)
+	return u
+}
+
+// hostUpdater is implemented by the optimizers HostUpdate accepts.
+type hostUpdater interface {
+	hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update
+}
+
+// HostUpdate returns opt's update of vars under s for a step whose gradients
+// another engine computes (strategy.RunExternal, package gg's gorgonia
+// models): its Apply runs opt's arithmetic (schedule, clipping, slots, step
+// counter) on the gradients summed over replicas, exactly as for a traced
+// step. It creates opt's counter and the slots of vars under s, and panics
+// with an error wrapping ErrUsage if opt is not an optimizer of this package
+// or Accumulate's, or a variable is nil.
+func HostUpdate(s *strategy.Mirrored, opt Optimizer, vars []*Variable) strategy.Update {
+	h, ok := opt.(hostUpdater)
+	if !ok {
+		panic(usageError("HostUpdate: want an optimizer of package nn, got %T", opt))
+	}
+	if s == nil {
+		panic(usageError("HostUpdate: want the strategy of the variables, got nil"))
+	}
+	for i, v := range vars {
+		if v == nil {
+			panic(usageError("HostUpdate: variable %d is nil", i))
+		}
+	}
+	return h.hostUpdate(s, vars)
 }
 
 // checkRate returns an error unless the coming update's learning rate (the

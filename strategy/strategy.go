@@ -2,7 +2,9 @@ package strategy
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"strconv"
@@ -176,6 +178,16 @@ func (s *Mirrored) DType() graph.DType { return s.dtype }
 
 // Seed returns the seed layers derive their initializers from.
 func (s *Mirrored) Seed() uint64 { return s.seed }
+
+// InitStream returns the random stream for the initializer of the variable
+// named name: a PCG seeded by seed (a strategy's Seed) and a hash of name, so
+// initial weights depend on neither the replica count nor the order in
+// which variables are created.
+func InitStream(seed uint64, name string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
 
 // String describes the strategy, e.g.
 // "MirroredStrategy(2 replicas: cpu:0, cpu:1; float32)".
