@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -253,4 +254,154 @@ func TestBuildErrorNamesReplica(t *testing.T) {
 		}
 	}
 	t.Log(err)
+}
+
+// TestCheckpointRestoresUnderOtherReplicaCount trains on 2 replicas, saves
+// a checkpoint after one epoch and trains one more; a fresh 1-replica
+// strategy restores the checkpoint (parameters and Adam's slots) and trains
+// the same epoch: both end at the same weights.
+func TestCheckpointRestoresUnderOtherReplicaCount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gorgonia.ckpt")
+	train := func(replicas int, restore bool) map[string][]float64 {
+		s := strategy.NewMirrored(strategy.WithReplicas(replicas), strategy.WithSeed(3))
+		defer s.Close()
+		var model *gg.Model
+		var opt nn.Optimizer
+		s.Scope(func() {
+			model = gg.NewModel(mlp)
+			opt = nn.NewAdam(0.01)
+			if restore {
+				if err := model.Build([]int{features}, []int{}); err != nil {
+					t.Fatal(err)
+				}
+				nn.BuildOptimizer(opt, model.TrainableVariables())
+			}
+		})
+		if restore {
+			if err := nn.RestoreCheckpoint(path, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dist := s.DistributeDataset(dataset())
+		epoch := func() {
+			for it := dist.Iter(); it.Next(); {
+				model.Step(opt, it.Batch())
+			}
+		}
+		if !restore {
+			epoch()
+			if err := nn.SaveCheckpoint(path, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		epoch()
+		return values(s)
+	}
+	want := train(2, false)
+	got := train(1, true)
+	if len(got) != len(want) {
+		t.Fatalf("restored %d variables, want %d", len(got), len(want))
+	}
+	for name, w := range want {
+		if d := maxRelDiff(got[name], w); d > 1e-5 {
+			t.Errorf("%s: the restored run differs by %.3g", name, d)
+		}
+	}
+}
+
+// TestMisuse: each mistake gets an error that names it, and the model keeps
+// working after it where it can.
+func TestMisuse(t *testing.T) {
+	step := func(t *testing.T, build gg.BuildFunc, ds *data.Dataset) error {
+		s := strategy.NewMirrored(strategy.WithReplicas(2))
+		defer s.Close()
+		var model *gg.Model
+		s.Scope(func() { model = gg.NewModel(build) })
+		it := s.DistributeDataset(ds).Iter()
+		defer it.Close()
+		it.Next()
+		_, err := model.TryStep(nn.NewSGD(0.1), it.Batch())
+		return err
+	}
+	meanLoss := func(r *gg.Replica, x, y *G.Node) *G.Node {
+		w := r.Param("w", []int{features, classes}, gg.GlorotU(1))
+		return G.Must(G.Mean(G.Must(G.Mul(x, w))))
+	}
+	badLabels := func() *data.Dataset {
+		x := data.RandomNormal(1, examples, features)
+		y := data.RandomInts(2, classes, examples)
+		y.Data[10] = 7
+		return data.FromTensorSlices(x, y).Batch(batch)
+	}
+	noParams := func(r *gg.Replica, x, y *G.Node) *G.Node {
+		return r.AverageLoss(G.Must(G.Sum(x, 1)))
+	}
+	cases := []struct {
+		name  string
+		build gg.BuildFunc
+		ds    *data.Dataset
+		want  []string
+	}{
+		{"a per-replica mean", meanLoss, dataset(), []string{"replica 0", "r.AverageLoss", "2 times too large"}},
+		{"a label out of range", mlp, badLabels(), []string{"replica 1", "example 10 of the global batch (row 2 of the replica's shard)", "want a label in [0,5), got 7"}},
+		{"no parameters", noParams, dataset(), []string{"no parameters"}},
+		{"a per-class loss", func(r *gg.Replica, x, y *G.Node) *G.Node {
+			w := r.Param("w", []int{features, classes}, nil)
+			return r.AverageLoss(G.Must(G.Mul(x, w)))
+		}, dataset(), []string{"want one loss per example, a vector [8], got shape (8, 5)"}},
+		{"one-hot of a non-input", func(r *gg.Replica, x, y *G.Node) *G.Node {
+			w := r.Param("w", []int{features, classes}, nil)
+			r.OneHot(G.Must(G.Mul(x, w)), classes)
+			return nil
+		}, dataset(), []string{"OneHot: want one of the build function's inputs"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := step(t, c.build, c.ds)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			t.Log(err)
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error does not say %q: %v", w, err)
+				}
+			}
+		})
+	}
+	t.Run("outside Scope", func(t *testing.T) {
+		defer func() {
+			err, _ := recover().(error)
+			if !errors.Is(err, gg.ErrUsage) || !strings.Contains(err.Error(), "inside s.Scope") {
+				t.Errorf("got %v", err)
+			}
+		}()
+		gg.NewModel(mlp)
+	})
+}
+
+// TestEvaluate: an evaluation graph (Training false) returns the loss and
+// the outputs the build function asked for, Gather drops the padding rows,
+// and nothing is updated.
+func TestEvaluate(t *testing.T) {
+	s, model, opt, _ := newSGD(t, 0.1)
+	dist := s.DistributeDataset(dataset())
+	rows := 0
+	for it := dist.Iter(); it.Next(); {
+		out := model.Evaluate(it.Batch())
+		if names := out.Names(); !slices.Equal(names, []string{"loss", "logits"}) {
+			t.Fatalf("parts %v, want [loss logits]", names)
+		}
+		logits := s.Gather(out.Field("logits"), 0)
+		if logits.Dim(0) != it.Batch().Count() || logits.Dim(1) != classes {
+			t.Errorf("logits %v for a batch of %d", logits.Shape, it.Batch().Count())
+		}
+		rows += logits.Dim(0)
+	}
+	if rows != examples {
+		t.Errorf("evaluated %d rows, want %d", rows, examples)
+	}
+	if opt.Iterations() != 0 {
+		t.Errorf("Evaluate applied %d updates", opt.Iterations())
+	}
 }

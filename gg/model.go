@@ -231,7 +231,7 @@ func (m *Model) graph(r int, shapes [][]int, training bool) (rep *Replica, err e
 	rep.rows = shapes[0][0]
 	defer func() {
 		if v := recover(); v != nil {
-			rep, err = nil, fmt.Errorf("gg: the build function%s: %w", panicSite(), panicError(v))
+			rep, err = nil, buildError(panicSite(), panicError(v))
 		}
 	}()
 	var y *G.Node
@@ -347,6 +347,16 @@ func (e *kindError) Is(target error) bool { return target == e.kind }
 
 func usageError(format string, args ...any) error {
 	return &kindError{msg: "gg: " + fmt.Sprintf(format, args...), kind: ErrUsage}
+}
+
+// buildError is the error of a build function that panicked at site; a
+// misuse of this package keeps its kind and says "gg:" once.
+func buildError(site string, err error) error {
+	var ke *kindError
+	if errors.As(err, &ke) {
+		return &kindError{msg: "gg: the build function" + site + ": " + strings.TrimPrefix(ke.msg, "gg: "), kind: ke.kind}
+	}
+	return fmt.Errorf("gg: the build function%s: %w", site, err)
 }
 
 // panicSite returns ", at FILE:LINE" for the innermost frame of a panic

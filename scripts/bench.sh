@@ -2,7 +2,7 @@
 # Benchmarks, side by side with their references on this machine, in one run.
 # Prints figures and ratios; asserts nothing (tests never assert on time).
 #
-#   scripts/bench.sh [kernel|mlp|all]    (default all)
+#   scripts/bench.sh [kernel|mlp|gorgonia|all]    (default all)
 # Needs ../shared/bench beside the checkout and Debian's python3-torch for mlp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,4 +63,19 @@ if [ "$what" = mlp ] || [ "$what" = all ]; then
 	echo "ratio gotrain 2 replicas / torch ddp gloo 2:                      $(ratio "$g2" "$(rate "$t2")")x"
 	echo "== seed model 10-16-2, global batch 64, 2 replicas (Run+Reduce overhead dominates)"
 	bin/gotrain bench mlp --dims 10,16,2 --batch 64 --steps 20000 --replicas 2 | awk '/^samples\/s:/ { printf "%.1f µs per step\n", 64e6 / $2 }'
+fi
+
+if [ "$what" = gorgonia ] || [ "$what" = all ]; then
+	echo "== MLP 784,512,512,10 in gorgonia: through gg (the bridge), plain gorgonia, gotrain's engine; float32, batch 256, Adam"
+	out=$(go test -run '^$' -bench '^BenchmarkMLP$' -benchtime 40x -count 3 ./gg)
+	# The rounds interleave (-count runs every sub-benchmark once per round);
+	# each figure is the median of the 3.
+	med() { grep "BenchmarkMLP/$1-" <<<"$out" | awk '{ print $(NF-1) }' | sort -n | sed -n 2p; }
+	for k in bridge/replicas=1 bridge/replicas=2 gorgonia/replicas=1 gotrain/replicas=1 gotrain/replicas=2; do
+		printf '%-22s %s samples/s (median of 3)\n' "$k" "$(med "$k")"
+	done
+	echo "ratio bridge 1 replica / plain gorgonia:        $(ratio "$(med bridge/replicas=1)" "$(med gorgonia/replicas=1)")x (higher is better)"
+	echo "ratio bridge 2 replicas / plain gorgonia:       $(ratio "$(med bridge/replicas=2)" "$(med gorgonia/replicas=1)")x"
+	echo "ratio bridge 1 replica / gotrain 1 replica:     $(ratio "$(med bridge/replicas=1)" "$(med gotrain/replicas=1)")x"
+	echo "ratio bridge 2 replicas / gotrain 2 replicas:   $(ratio "$(med bridge/replicas=2)" "$(med gotrain/replicas=2)")x"
 fi

@@ -18,12 +18,15 @@ const warmCell = `import (
 	"sort"
 	"strings"
 
+	G "gorgonia.org/gorgonia"
+
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/display"
+	"github.com/gotrain/gotrain/gg"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
-var _ = fmt.Sprint(math.Pi, sort.Ints, strings.Fields, data.NewTensor, display.HTML, nn.NewAdam, strategy.NewMirrored)`
+var _ = fmt.Sprint(math.Pi, sort.Ints, strings.Fields, data.NewTensor, display.HTML, nn.NewAdam, strategy.NewMirrored, gg.NewModel, G.NewGraph)`
 
 // runWarm compiles one cell, so that the first cell on a new machine is
 // not the one that builds gotrain's packages for plugins (seconds, once).

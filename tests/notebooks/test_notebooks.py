@@ -36,7 +36,7 @@ def text_of(output):
 
 class Notebooks(unittest.TestCase):
     def test_every_notebook_is_tested(self):
-        tested = {"01-quickstart.ipynb", "02-mnist.ipynb", "03-custom-loops.ipynb"}
+        tested = {"01-quickstart.ipynb", "02-mnist.ipynb", "03-custom-loops.ipynb", "05-gorgonia.ipynb"}
         present = {n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb")}
         self.assertEqual(present, tested, "a notebook without output checks")
 
@@ -90,6 +90,26 @@ class Notebooks(unittest.TestCase):
         final = re.search(r"final test accuracy: (\d\.\d+)", "".join(text_of(o) for o in code[5]["outputs"]))
         self.assertIsNotNone(final)
         self.assertGreaterEqual(float(final.group(1)), threshold)
+
+    def test_gorgonia(self):
+        nb = execute("05-gorgonia.ipynb")
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, cell in enumerate(code):
+            for out in cell["outputs"]:
+                self.assertNotEqual(out["output_type"], "error", f"code cell {i}: {out}")
+        texts = ["".join(text_of(o) for o in c["outputs"]) for c in code]
+        self.assertIn("train: [60000 784] [60000]  test: [10000 784] [10000]", texts[1])
+        self.assertRegex(texts[2], r"replicas: [1-9]")
+        epochs = re.findall(r"epoch (\d+): test accuracy (\d\.\d+)", texts[4])
+        self.assertEqual([int(e) for e, _ in epochs], [1, 2])
+        self.assert_final_monitor(code[4], "gorgonia MLP: step 938/938")
+        # The gorgonia parameters are the strategy's variables, in the checkpoint.
+        for v in ("gorgonia/hidden/w[784 128] float32", "gorgonia/hidden/b[128] float32",
+                  "gorgonia/out/w[128 10] float32", "gorgonia/out/b[10] float32"):
+            self.assertIn(v, texts[5])
+        final = re.search(r"final test accuracy: (\d\.\d+) \(938 Adam updates", texts[5])
+        self.assertIsNotNone(final, texts[5])
+        self.assertGreaterEqual(float(final.group(1)), 0.93)
 
     def test_custom_loops(self):
         nb = execute("03-custom-loops.ipynb")
