@@ -405,3 +405,28 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("Evaluate applied %d updates", opt.Iterations())
 	}
 }
+
+// TestInitializersAreSeeded: the same seed gives the same initial weights
+// on any replica count and in every run (gorgonia's own initializers seed
+// from the clock); another seed gives others.
+func TestInitializersAreSeeded(t *testing.T) {
+	initial := func(replicas int, seed uint64) map[string][]float64 {
+		s := strategy.NewMirrored(strategy.WithReplicas(replicas), strategy.WithSeed(seed))
+		defer s.Close()
+		var model *gg.Model
+		s.Scope(func() { model = gg.NewModel(mlp) })
+		if err := model.Build([]int{features}, []int{}); err != nil {
+			t.Fatal(err)
+		}
+		return values(s)
+	}
+	a, b, c := initial(1, 5), initial(3, 5), initial(1, 6)
+	for name, w := range a {
+		if !slices.Equal(w, b[name]) {
+			t.Errorf("%s: seed 5 gives other weights on 3 replicas than on 1", name)
+		}
+		if slices.Equal(w, c[name]) {
+			t.Errorf("%s: seeds 5 and 6 give the same weights", name)
+		}
+	}
+}
