@@ -1,5 +1,11 @@
 package strategy
 
+import (
+	"fmt"
+
+	"github.com/gotrain/gotrain/internal/safepoint"
+)
+
 // Cluster connects the worker processes of a multi-worker strategy, which
 // run the same program (SPMD): every worker calls the same methods in the
 // same order, and each call returns the same result on every worker. The
@@ -22,4 +28,84 @@ type Cluster interface {
 	// Broadcast returns root's buf on every worker; the others' buf is
 	// ignored.
 	Broadcast(buf []byte, root int) ([]byte, error)
+}
+
+// multi reports whether s is one of several workers.
+func (s *Mirrored) multi() bool { return s.size > 1 }
+
+// interrupted returns safepoint.ErrInterrupted, on every worker, when an
+// interrupt is pending on any worker: all stop at the same Run.
+func (s *Mirrored) interrupted() error {
+	local := safepoint.Err()
+	w, err := s.firstWorker("agreeing on an interrupt", local != nil)
+	if err != nil {
+		return err
+	}
+	if w >= 0 {
+		return safepoint.ErrInterrupted
+	}
+	return nil
+}
+
+// agreeStep returns, on every worker, an error when the step failed on any
+// worker: this worker's own error, or one naming the first worker that
+// failed, so that no worker applies a step another one could not take.
+func (s *Mirrored) agreeStep(local error) error {
+	w, err := s.firstWorker("agreeing on the step", local != nil)
+	if err != nil {
+		return err
+	}
+	if local != nil || w < 0 {
+		return local
+	}
+	return &wrapped{kind: ErrReplica, msg: fmt.Sprintf("strategy: worker %d failed this step (its error is in its own output); nothing was applied on any worker", w)}
+}
+
+// sumAcross adds g over workers, in place, after the local replicas' sum.
+func (s *Mirrored) sumAcross(g Grad) error {
+	if !s.multi() {
+		return nil
+	}
+	var err error
+	if g.F32 != nil {
+		err = s.cluster.AllReduceF32(g.F32)
+	} else {
+		err = s.cluster.AllReduceF64(g.F64)
+	}
+	if err != nil {
+		return clusterError(fmt.Sprintf("summing the gradient of %q", g.Var.Name()), err)
+	}
+	return nil
+}
+
+// clusterError wraps a Cluster's error, which ends the multi-worker
+// strategy's usefulness: the workers no longer agree where they are.
+func clusterError(doing string, err error) error {
+	return &wrapped{kind: ErrCluster, msg: fmt.Sprintf("strategy: %s across workers: %v; restart the workers", doing, err)}
+}
+
+// firstWorker returns, on every worker, the lowest worker whose flag is
+// set, or -1 when none is (always this worker's own answer with one
+// worker). Every worker must call it at the same point.
+func (s *Mirrored) firstWorker(doing string, flag bool) (int, error) {
+	if !s.multi() {
+		if flag {
+			return s.rank, nil
+		}
+		return -1, nil
+	}
+	v := 0.0
+	if flag {
+		v = 1
+	}
+	all, err := s.cluster.AllGather([]float64{v})
+	if err != nil {
+		return -1, clusterError(doing, err)
+	}
+	for w, a := range all {
+		if len(a) == 1 && a[0] != 0 {
+			return w, nil
+		}
+	}
+	return -1, nil
 }

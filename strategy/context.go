@@ -97,11 +97,12 @@ type Grad struct {
 // Strategy returns the strategy running the step.
 func (c *ReplicaContext) Strategy() *Mirrored { return c.s }
 
-// ReplicaID returns the replica's index in [0, NumReplicasInSync).
-func (c *ReplicaContext) ReplicaID() int { return c.id }
+// ReplicaID returns the replica's index in [0, NumReplicasInSync), counted
+// over every worker: worker w's replicas come after those of workers 0…w-1.
+func (c *ReplicaContext) ReplicaID() int { return c.s.rank*len(c.s.devices) + c.id }
 
-// NumReplicasInSync returns the number of replicas.
-func (c *ReplicaContext) NumReplicasInSync() int { return len(c.s.devices) }
+// NumReplicasInSync returns the number of replicas, of every worker.
+func (c *ReplicaContext) NumReplicasInSync() int { return c.s.NumReplicasInSync() }
 
 // Device returns the replica's device, e.g. "cpu:1".
 func (c *ReplicaContext) Device() string { return c.s.devices[c.id] }
@@ -136,7 +137,7 @@ func (c *ReplicaContext) Gradients(loss *graph.Node, vars []*graph.Variable) []*
 		xs[i] = c.g.Var(v)
 	}
 	if loss == nil || loss.Graph() != c.g {
-		panic(usageError("Gradients: want a loss built in replica %d's graph, got %v", c.id, loss))
+		panic(usageError("Gradients: want a loss built in replica %d's graph, got %v", c.ReplicaID(), loss))
 	}
 	grads := c.g.Gradients(loss, xs)
 	if c.gradVars == nil {
@@ -199,7 +200,7 @@ func (c *ReplicaContext) ApplyUpdate(u Update) {
 		}
 		gr := u.Grads[i]
 		if gr == nil || gr.Graph() != c.g {
-			panic(usageError("ApplyUpdate %s: gradient of %q is not a node of replica %d's graph", u.Name, v.Name(), c.id))
+			panic(usageError("ApplyUpdate %s: gradient of %q is not a node of replica %d's graph", u.Name, v.Name(), c.ReplicaID()))
 		}
 		if gr.Len() != v.Len() {
 			panic(usageError("ApplyUpdate %s: gradient of %q: want %d values %v, got %v", u.Name, v.Name(), v.Len(), v.Shape(), gr.Shape()))
@@ -222,7 +223,10 @@ func (c *ReplicaContext) AllReduce(op ReduceOp, n *graph.Node) *graph.Node {
 		panic(usageError("AllReduce: unknown reduce op %v", op))
 	}
 	if n == nil || n.Graph() != c.g {
-		panic(usageError("AllReduce: want a node of replica %d's graph, got %v", c.id, n))
+		panic(usageError("AllReduce: want a node of replica %d's graph, got %v", c.ReplicaID(), n))
+	}
+	if c.s.multi() {
+		panic(usageError("AllReduce: a reduction inside the step across %d workers is not supported yet (synchronized batch norm needs it); reduce outside the step with Reduce, or train on one worker", c.s.size))
 	}
 	scale := 1.0
 	if op == Mean {

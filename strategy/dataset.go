@@ -19,7 +19,10 @@ type DistributedDataset struct {
 }
 
 // DistributeDataset distributes a dataset of global batches: every element's
-// components share a leading batch axis, which is split across replicas. A
+// components share a leading batch axis, which is split across replicas (of
+// every worker: on a multi-worker strategy each worker iterates the whole
+// dataset, which must be the same on every worker, and keeps its replicas'
+// shards, so N workers see exactly the shards one process would). A
 // batch that does not divide evenly by the replica count, or that is shorter
 // than the first batch (a partial last batch), is padded to the full shape
 // and masked (see PerReplicaBatch). It panics if an element's structure is
@@ -36,11 +39,14 @@ func (s *Mirrored) DistributeDataset(ds *data.Dataset) *DistributedDataset {
 }
 
 // DistributeDatasetsFromFunction calls fn at each Iter with the input context
-// of the one input pipeline of this process (pipeline 0 of 1, with the
-// replica count); fn returns a dataset of per-replica batches (use
-// ctx.PerReplicaBatchSize). Each step takes one element per replica, in
+// of this worker's input pipeline (pipeline WorkerID of NumWorkers, with the
+// replica count of every worker); fn returns a dataset of per-replica
+// batches (use ctx.PerReplicaBatchSize, and ds.Shard by the pipeline on
+// several workers). Each step takes one element per local replica, in
 // replica order; when the dataset ends in the middle of a step the missing
-// replicas get fully padded batches.
+// replicas get fully padded batches. On several workers the pass ends when
+// every worker's dataset has ended; a worker whose dataset ended first gives
+// its replicas fully padded batches meanwhile.
 func (s *Mirrored) DistributeDatasetsFromFunction(fn func(data.InputContext) *data.Dataset) *DistributedDataset {
 	s.checkOpen()
 	if fn == nil {
@@ -52,7 +58,7 @@ func (s *Mirrored) DistributeDatasetsFromFunction(fn func(data.InputContext) *da
 // InputContext returns the input context DistributeDatasetsFromFunction
 // passes to its function.
 func (s *Mirrored) InputContext() data.InputContext {
-	return data.InputContext{NumInputPipelines: 1, InputPipelineID: 0, NumReplicasInSync: s.NumReplicasInSync()}
+	return data.InputContext{NumInputPipelines: s.size, InputPipelineID: s.rank, NumReplicasInSync: s.NumReplicasInSync()}
 }
 
 // checkSpec rejects element structures a strategy cannot split: an element
@@ -133,7 +139,7 @@ func (d *DistributedDataset) iter(st *InputState) (*DistributedIterator, error) 
 		pass = int64(st.Pass)
 		d.passes.Store(pass + 1)
 	}
-	it := &DistributedIterator{d: d, n: d.s.NumReplicasInSync(), pass: int(pass)}
+	it := &DistributedIterator{d: d, n: d.s.LocalReplicas(), global: d.s.NumReplicasInSync(), first: d.s.rank * d.s.LocalReplicas(), pass: int(pass)}
 	ds := d.ds
 	if d.fromFn != nil {
 		ds = d.fromFn(d.s.InputContext())
@@ -159,14 +165,16 @@ func (d *DistributedDataset) iter(st *InputState) (*DistributedIterator, error) 
 // DistributedIterator walks a DistributedDataset one global batch at a time.
 // It is not safe for concurrent use.
 type DistributedIterator struct {
-	d     *DistributedDataset
-	pass  int // Iter calls on d before this one
-	it    *data.Iterator
-	n     int // replicas
-	rows  int // per-replica rows of the full batch, fixed by the largest batch seen
-	batch *PerReplicaBatch
-	err   error
-	done  bool
+	d      *DistributedDataset
+	pass   int // Iter calls on d before this one
+	it     *data.Iterator
+	n      int // this worker's replicas
+	global int // the replicas of every worker
+	first  int // the global id of this worker's replica 0
+	rows   int // per-replica rows of the full batch, fixed by the largest batch seen
+	batch  *PerReplicaBatch
+	err    error
+	done   bool
 }
 
 // Next moves to the next global batch and reports whether there is one. Like
@@ -200,12 +208,12 @@ func (it *DistributedIterator) nextGlobal() error {
 	if err != nil {
 		return err
 	}
-	if per := (rows + it.n - 1) / it.n; per > it.rows {
+	if per := (rows + it.global - 1) / it.global; per > it.rows {
 		it.rows = per
 	}
 	b := it.reuse(e)
 	for r := range it.n {
-		lo := min(r*it.rows, rows)
+		lo := min((it.first+r)*it.rows, rows)
 		hi := min(lo+it.rows, rows)
 		b.fillShard(r, e, lo, hi)
 	}
@@ -215,16 +223,32 @@ func (it *DistributedIterator) nextGlobal() error {
 }
 
 func (it *DistributedIterator) nextPerReplica() error {
+	b, count, err := it.localPerReplica()
+	if !it.d.s.multi() {
+		if err != nil {
+			return err
+		}
+		if b != nil {
+			b.count = count
+		}
+		it.batch = b
+		return nil
+	}
+	return it.agreePerReplica(b, count, err)
+}
+
+// localPerReplica takes one element per local replica: the batch, or nil
+// when the dataset has ended, and its real rows.
+func (it *DistributedIterator) localPerReplica() (*PerReplicaBatch, int, error) {
 	var b *PerReplicaBatch
 	count := 0
 	for r := range it.n {
 		if !it.it.Next() {
 			if err := it.it.Err(); err != nil {
-				return err
+				return nil, 0, err
 			}
 			if r == 0 {
-				it.batch = nil
-				return nil
+				return nil, 0, nil
 			}
 			// The dataset ended mid-step: the other replicas see only padding.
 			for q := r; q < it.n; q++ {
@@ -235,11 +259,11 @@ func (it *DistributedIterator) nextPerReplica() error {
 		e := it.it.Value()
 		rows, err := checkElement(e)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		if rows > it.rows {
 			if r > 0 {
-				return fmt.Errorf("strategy: replica %d's batch has %d rows, more than replica 0's %d", r, rows, it.rows)
+				return nil, 0, fmt.Errorf("strategy: replica %d's batch has %d rows, more than replica 0's %d", r, rows, it.rows)
 			}
 			it.rows = rows
 		}
@@ -249,7 +273,46 @@ func (it *DistributedIterator) nextPerReplica() error {
 		b.fillShard(r, e, 0, rows)
 		count += rows
 	}
-	b.count = count
+	return b, count, nil
+}
+
+// agreePerReplica settles a step of per-replica input across workers: the
+// pass goes on while any worker has data (a worker whose dataset ended
+// gives its replicas padding), the count is every worker's, and an input
+// error on one worker ends the pass on all.
+func (it *DistributedIterator) agreePerReplica(b *PerReplicaBatch, count int, err error) error {
+	s := it.d.s
+	flag := func(c bool) float64 {
+		if c {
+			return 1
+		}
+		return 0
+	}
+	// has data, real rows, failed, cannot pad (no batch yet to take shapes from)
+	v := []float64{flag(b != nil), float64(count), flag(err != nil), flag(b == nil && it.batch == nil)}
+	if cerr := s.cluster.AllReduceF64(v); cerr != nil {
+		return clusterError("agreeing on the input", cerr)
+	}
+	switch {
+	case err != nil:
+		return err
+	case v[2] > 0:
+		return fmt.Errorf("strategy: the input of another worker failed (its error is in its output); the pass ends on every worker")
+	case v[0] == 0:
+		it.batch = nil
+		return nil
+	case v[3] > 0:
+		return fmt.Errorf("strategy: a worker's dataset has no element in this pass while others have some; shard the dataset so that every worker gets elements (ds.Shard(ctx.NumInputPipelines, ctx.InputPipelineID))")
+	}
+	if b == nil {
+		// This worker's input has ended, others' has not: its replicas
+		// get only padding.
+		b = it.batch
+		for r := range it.n {
+			b.fillShard(r, nil, 0, 0)
+		}
+	}
+	b.count = int(v[1])
 	it.batch = b
 	return nil
 }

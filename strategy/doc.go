@@ -76,6 +76,22 @@
 // full shape and a per-example mask (1 real, 0 padding) marks real rows, so
 // shapes never change and the loss stays exact (see nn.ComputeAverageLoss).
 //
+// # Several workers
+//
+// [WithCluster] makes the strategy one worker of several processes that run
+// the same program (SPMD, TensorFlow's MultiWorkerMirroredStrategy). Replica
+// ids and [Mirrored.NumReplicasInSync] count every worker's replicas, so
+// dropout streams, padding and the global count stay what one process with
+// all the replicas would use. Each worker iterates the same global dataset
+// and keeps its replicas' shards; [Mirrored.DistributeDatasetsFromFunction]
+// gives each worker its input pipeline and agrees on the end of the data.
+// Gradients are summed over the local replicas and then across workers
+// through the [Cluster], whose sum must give the same bits on every worker;
+// [Mirrored.Reduce] and [Mirrored.Gather] reduce across workers too, so
+// every worker must call them. Every Run first agrees on pending
+// interrupts, and after the replicas ran, on failures: a step that failed on
+// one worker applies nothing on any. [RunExternal] steps do the same.
+//
 // # Conventions
 //
 // Misuse (a wrong option, a closed strategy, a step function of the wrong
@@ -111,3 +127,10 @@ package strategy
 // BUG(strategy): Updates are applied one after another after every replica
 // succeeded; if an optimizer's Apply panics, the updates registered before it
 // in the same step stay applied.
+
+// BUG(strategy): On several workers, updates are applied whole on the
+// goroutine calling Run (no Split sharing, no deferred products), one
+// cross-worker all-reduce per variable; a reduction inside the step
+// (ReplicaContext.AllReduce, synchronized batch norm) is refused; and a
+// dataset's safe point (an interrupt in DistributedIterator.Next) is not
+// agreed between workers, only Run's is.

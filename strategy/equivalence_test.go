@@ -16,7 +16,13 @@ import (
 // final weights by variable name plus the per-step losses.
 func trainRun(t *testing.T, n int, dt graph.DType, newOpt func() nn.Optimizer, epochs, hidden int) (map[string][]float64, []float64) {
 	t.Helper()
-	s := strategy.NewMirrored(strategy.WithReplicas(n), strategy.WithDType(dt), strategy.WithSeed(3))
+	return trainRunWith(t, dt, newOpt, epochs, hidden, strategy.WithReplicas(n))
+}
+
+// trainRunWith is trainRun on a strategy made with opts.
+func trainRunWith(t *testing.T, dt graph.DType, newOpt func() nn.Optimizer, epochs, hidden int, opts ...strategy.Option) (map[string][]float64, []float64) {
+	t.Helper()
+	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithDType(dt), strategy.WithSeed(3)}, opts...)...)
 	defer closeStrategy(t, s)
 	const globalBatch = 16
 	x := data.RandomNormal(11, 103, 10)

@@ -23,6 +23,11 @@ var (
 
 	// ErrReplica is wrapped by every error from a step that failed on a replica.
 	ErrReplica = errors.New("strategy: replica failed")
+
+	// ErrCluster is wrapped by the error of a collective across workers
+	// that failed (a worker died, or the workers' programs diverged): the
+	// workers must be started again.
+	ErrCluster = errors.New("strategy: cluster failed")
 )
 
 // usageError builds a misuse error that wraps ErrUsage but prints only msg.

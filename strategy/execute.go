@@ -62,14 +62,18 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 			}
 		}
 	}
-	if err := replicaFailure("run", rootCauses(errs)); err != nil {
-		var re *ReplicaError
-		if errors.As(err, &re) && errors.Is(re.Err, ErrNonFinite) {
+	err := replicaFailure("run", rootCauses(errs))
+	var re *ReplicaError
+	if errors.As(err, &re) {
+		re.Replica += s.rank * len(s.devices) // the global id
+		if errors.Is(re.Err, ErrNonFinite) {
 			re.Phase = "check"
 		}
+	}
+	if err := s.agreeStep(err); err != nil {
 		return PerReplica{}, err
 	}
-	if err := tr.applyUpdates(); err != nil {
+	if err := tr.applyUpdates(s); err != nil {
 		return PerReplica{}, err
 	}
 	return tr.outputs(in, vals), nil

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/internal/safepoint"
 	"github.com/gotrain/gotrain/kernels"
 )
 
@@ -29,7 +28,7 @@ type ExternalReplica interface {
 
 // ExternalInput is what one replica's RunStep gets.
 type ExternalInput struct {
-	Replica int           // the replica, in [0, NumReplicasInSync)
+	Replica int           // the replica's id, in [0, NumReplicasInSync), counted over every worker
 	Args    []data.Tensor // the replica's shard of each tensor argument of RunExternal
 	// Mask is [rows]: 1 for a real example and 0 for a row that pads a
 	// short last batch. It is empty when no argument was a batch.
@@ -43,7 +42,8 @@ type ExternalInput struct {
 	First int
 }
 
-// ExternalStep is a step RunExternal runs: one ExternalReplica per replica,
+// ExternalStep is a step RunExternal runs: one ExternalReplica per replica
+// of this worker,
 // the updates to apply after all of them succeeded, and the names of their
 // outputs.
 type ExternalStep struct {
@@ -76,7 +76,7 @@ type ExternalStep struct {
 // panics with ErrClosed after Close.
 func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, error) {
 	s.checkOpen()
-	if err := safepoint.Err(); err != nil {
+	if err := s.interrupted(); err != nil {
 		return PerReplica{}, err
 	}
 	if CurrentReplicaContext() != nil {
@@ -107,9 +107,9 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 	n := len(step.Replicas)
 	outs := make([][]data.Tensor, n)
 	// An external step is long (a gorgonia MLP step takes milliseconds), so
-	// the replicas keep their threads (see worker.pin).
+	// the replicas keep their threads (see replicaLoop.pin).
 	errs := s.onReplicas(true, func(r int) error {
-		ein := ExternalInput{Replica: r, Args: in.args[r], GlobalCount: count}
+		ein := ExternalInput{Replica: s.rank*len(s.devices) + r, Args: in.args[r], GlobalCount: count}
 		if in.batch != nil {
 			ein.Mask = in.masks[r]
 			for q := range r {
@@ -126,20 +126,25 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 		}
 		return nil
 	})
-	if err := replicaFailure("run", errs); err != nil {
-		if re := err.(*ReplicaError); errors.Is(re.Err, ErrNonFinite) {
+	err = replicaFailure("run", errs)
+	if err != nil {
+		re := err.(*ReplicaError)
+		re.Replica += s.rank * len(s.devices) // the global id
+		if errors.Is(re.Err, ErrNonFinite) {
 			re.Phase = "check"
 		}
+	}
+	if err == nil {
+		err = checkExternalOutputs(step, outs)
+	}
+	var grads [][][]Grad
+	if err == nil {
+		grads, err = externalGradients(step)
+	}
+	if err := s.agreeStep(err); err != nil {
 		return PerReplica{}, err
 	}
-	if err := checkExternalOutputs(step, outs); err != nil {
-		return PerReplica{}, err
-	}
-	grads, err := externalGradients(step)
-	if err != nil {
-		return PerReplica{}, err
-	}
-	if err := applyExternal(step.Updates, grads); err != nil {
+	if err := applyExternal(s, step.Updates, grads); err != nil {
 		return PerReplica{}, err
 	}
 	return externalOutputs(step, in, outs), nil
@@ -151,8 +156,8 @@ func (s *Mirrored) checkExternal(step *ExternalStep) error {
 	if step == nil {
 		return usageError("RunExternal: want an *ExternalStep, got nil")
 	}
-	if len(step.Replicas) != s.NumReplicasInSync() {
-		return usageError("RunExternal: want %d replicas, one per replica of the strategy, got %d", s.NumReplicasInSync(), len(step.Replicas))
+	if len(step.Replicas) != s.LocalReplicas() {
+		return usageError("RunExternal: want %d replicas, one per replica of the strategy on this worker, got %d", s.LocalReplicas(), len(step.Replicas))
 	}
 	for r, rep := range step.Replicas {
 		if rep == nil {
@@ -224,8 +229,9 @@ func externalGradients(step *ExternalStep) ([][][]Grad, error) {
 }
 
 // applyExternal sums each gradient over replicas, in replica order, into
-// every replica's buffer, and calls each update's Apply once with the sums.
-func applyExternal(updates []Update, grads [][][]Grad) (err error) {
+// every replica's buffer (then across workers into replica 0's), and calls
+// each update's Apply once with the sums.
+func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &ReplicaError{Replica: 0, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", panicError(v))}
@@ -246,6 +252,9 @@ func applyExternal(updates []Update, grads [][][]Grad) (err error) {
 					bufs[r] = g.F64
 				}
 				kernels.AllReduceSum(bufs)
+			}
+			if err := s.sumAcross(per[0]); err != nil {
+				return err
 			}
 			sums[i] = per[0]
 		}

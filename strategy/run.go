@@ -9,18 +9,17 @@ import (
 	"sync/atomic"
 
 	"github.com/gotrain/gotrain/data"
-	"github.com/gotrain/gotrain/internal/safepoint"
 )
 
-// worker is a replica's persistent goroutine: it runs the jobs Run hands it,
+// replicaLoop is a replica's persistent goroutine: it runs the jobs Run hands it,
 // one at a time, until Close closes jobs.
-type worker struct {
+type replicaLoop struct {
 	jobs    chan func()
 	running atomic.Bool // a job is executing, for Close's audit
 	pinned  bool        // locked to its OS thread; only its goroutine uses it
 }
 
-func (w *worker) loop(wg *sync.WaitGroup) {
+func (w *replicaLoop) loop(wg *sync.WaitGroup) {
 	defer wg.Done()
 	for job := range w.jobs {
 		w.running.Store(true)
@@ -30,8 +29,8 @@ func (w *worker) loop(wg *sync.WaitGroup) {
 	w.pin(false)
 }
 
-// pin locks the worker's goroutine to its OS thread, or unlocks it, until
-// the next call; it must run on the worker's goroutine.
+// pin locks the loop's goroutine to its OS thread, or unlocks it, until
+// the next call; it must run on the loop's goroutine.
 //
 // A replica whose step is long keeps one OS thread, as a device keeps its
 // thread in TensorFlow. Unlocked, the replicas' goroutines change threads at
@@ -40,7 +39,7 @@ func (w *worker) loop(wg *sync.WaitGroup) {
 // shared a core for that long (the step median went from 5.4 to 7.2 ms). A
 // short step stays unlocked: waking a locked goroutine hands the processor
 // to its own thread, and the seed's 10-16-2 step went from 21 to 56-68 µs.
-func (w *worker) pin(on bool) {
+func (w *replicaLoop) pin(on bool) {
 	if on == w.pinned {
 		return
 	}
@@ -54,9 +53,9 @@ func (w *worker) pin(on bool) {
 
 // onReplicas runs fn(r) on every replica's goroutine concurrently and waits
 // for all of them; a panic becomes that replica's error. pin says whether
-// the goroutines keep their OS threads (see worker.pin).
+// the goroutines keep their OS threads (see replicaLoop.pin).
 //
-// The jobs go out last replica first. A job handed to a sleeping worker
+// The jobs go out last replica first. A job handed to a sleeping loop
 // waits for the scheduler, the first one handed out most (the caller's
 // processor runs the last one readied when the caller parks; the others
 // wait for another thread to take them). In a 2-replica MLP step on two
@@ -68,11 +67,11 @@ func (w *worker) pin(on bool) {
 // 7.5-9.2 ms to 5.1-9.1 ms and the throughput rose 7-8%. Why replica 0
 // waits longer than replica 1 when sent first is measured, not explained.
 func (s *Mirrored) onReplicas(pin bool, fn func(r int) error) []error {
-	errs := make([]error, len(s.workers))
+	errs := make([]error, len(s.loops))
 	var wg sync.WaitGroup
-	wg.Add(len(s.workers))
-	for r := len(s.workers) - 1; r >= 0; r-- {
-		w := s.workers[r]
+	wg.Add(len(s.loops))
+	for r := len(s.loops) - 1; r >= 0; r-- {
+		w := s.loops[r]
 		w.jobs <- func() {
 			defer wg.Done()
 			defer func() {
@@ -143,7 +142,7 @@ func (s *Mirrored) Run(stepFn any, args ...any) PerReplica {
 // after Close.
 func (s *Mirrored) TryRun(stepFn any, args ...any) (PerReplica, error) {
 	s.checkOpen()
-	if err := safepoint.Err(); err != nil {
+	if err := s.interrupted(); err != nil {
 		return PerReplica{}, err
 	}
 	if CurrentReplicaContext() != nil {
@@ -181,7 +180,7 @@ type stepInputs struct {
 }
 
 func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
-	n := s.NumReplicasInSync()
+	n := s.LocalReplicas()
 	in := &stepInputs{args: make([][]data.Tensor, n)}
 	for i, a := range args {
 		switch a := a.(type) {
@@ -214,8 +213,8 @@ func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
 			if a.Len() != len(a.Data) {
 				return nil, usageError("Run: argument %d: tensor of shape %v holds %d values", i, a.Shape, len(a.Data))
 			}
-			if len(a.Shape) > 0 && n > 1 {
-				return nil, undistributed(i, a, n)
+			if len(a.Shape) > 0 && s.NumReplicasInSync() > 1 {
+				return nil, undistributed(i, a, s.NumReplicasInSync())
 			}
 			for r := range n {
 				in.args[r] = append(in.args[r], a)
@@ -227,7 +226,7 @@ func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
 	if rows, ok := commonRows(in.args); in.batch == nil && ok {
 		// Plain tensors (or per-replica values of one shape): every row is
 		// real, on every replica.
-		in.batch = &batchInfo{rows: rows, real: make([]int, n), count: rows * n}
+		in.batch = &batchInfo{rows: rows, real: make([]int, n), count: rows * s.NumReplicasInSync()}
 		in.masks = make([]data.Tensor, n)
 		ones := data.Zeros(rows)
 		for i := range ones.Data {

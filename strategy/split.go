@@ -39,6 +39,15 @@ type splitPart struct {
 // updates all of it (a bias), the least loaded replica first.
 const splitAlone = 2 * SplitBlock
 
+// unsplit is the plan that applies each of n updates whole.
+func unsplit(n int) splitPlan {
+	plan := splitPlan{rest: make([]int, n)}
+	for k := range plan.rest {
+		plan.rest[k] = k
+	}
+	return plan
+}
+
 // splitMin is the fewest elements worth sharing: below it (the seed's 10-16-2
 // model has 210) the barrier costs more than the update, and a step of that
 // model took 38-75 µs shared against 21.5 µs applied by the caller.
@@ -50,10 +59,15 @@ const splitMin = 1 << 16
 // twice needs the updates' order, and a gradient buffer summed twice would
 // be summed into itself. If the split updates have fewer than splitMin
 // elements in all, none is split. With deferProducts, the parts whose
-// gradient is a deferrable product leave it to the update.
-func planSplit(tr *trace, deferProducts bool) splitPlan {
+// gradient is a deferrable product leave it to the update. A multi-worker
+// strategy (multi) splits nothing yet: its gradients are summed across
+// workers whole, on the goroutine calling Run.
+func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 	n := len(tr.replicas)
 	ups := tr.replicas[0].ctx.updates
+	if multi {
+		return unsplit(len(ups))
+	}
 	vars := make(map[*graph.Variable]int)
 	grads := make(map[*graph.Node]int)
 	for _, u := range ups {
@@ -131,11 +145,7 @@ func planSplit(tr *trace, deferProducts bool) splitPlan {
 		total += l
 	}
 	if total < splitMin {
-		plan = splitPlan{rest: make([]int, len(ups))}
-		for k := range plan.rest {
-			plan.rest[k] = k
-		}
-		return plan
+		return unsplit(len(ups))
 	}
 	for _, prod := range deferred {
 		for r, n := range prod {

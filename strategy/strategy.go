@@ -28,6 +28,7 @@ type config struct {
 
 	checkNumerics bool
 	warn          io.Writer
+	cluster       Cluster
 
 	noDefer bool // WithDeferProducts(false), in tests
 }
@@ -70,6 +71,17 @@ func WithDType(dt graph.DType) Option {
 // 0). Two strategies with the same seed build identical models.
 func WithSeed(seed uint64) Option { return func(c *config) { c.seed = seed } }
 
+// WithCluster makes the strategy one worker of a multi-worker strategy
+// (TensorFlow's MultiWorkerMirroredStrategy): every worker process runs the
+// same program with its own replicas, and the cross-replica sums (gradients,
+// Reduce, Gather, the example count of per-replica datasets) and the
+// agreement on interrupts and failed steps go through c. Replica ids and
+// NumReplicasInSync count every replica of every worker; DistributeDataset
+// gives each worker its replicas' shards of every global batch, so N
+// workers train as one process with all their replicas would. A nil c, or
+// a cluster of one worker, is a strategy of this process alone.
+func WithCluster(c Cluster) Option { return func(cf *config) { cf.cluster = c } }
+
 // WithBLASThreads controls whether NewMirrored divides the OpenBLAS threads
 // among replicas (default true): with replicas filling the cores, each
 // replica's matrix products must use max(1, NumCPU/replicas) threads or they
@@ -97,12 +109,14 @@ func checkDevice(d string) error {
 // (shared) variables identical. Create it with NewMirrored; call Close when
 // done. It is safe for concurrent use; Run calls are serialized.
 type Mirrored struct {
-	devices       []string    // immutable
-	dtype         graph.DType // immutable
-	seed          uint64      // immutable
-	checkNumerics bool        // immutable; WithCheckNumerics
-	noDefer       bool        // immutable; traces defer no gradient products (graph.Program.Defer), for tests that compare
-	workers       []*worker   // immutable; one per replica
+	devices       []string       // immutable
+	dtype         graph.DType    // immutable
+	seed          uint64         // immutable
+	checkNumerics bool           // immutable; WithCheckNumerics
+	cluster       Cluster        // immutable; nil for one worker (WithCluster)
+	rank, size    int            // immutable; this worker and the number of workers
+	noDefer       bool           // immutable; traces defer no gradient products (graph.Program.Defer), for tests that compare
+	loops         []*replicaLoop // immutable; one goroutine per local replica
 	wg            sync.WaitGroup
 
 	runMu sync.Mutex // serializes Run and Close; guards traces
@@ -135,13 +149,16 @@ func NewMirrored(opts ...Option) *Mirrored {
 			c.devices = append(c.devices, fmt.Sprintf("cpu:%d", r%runtime.NumCPU()))
 		}
 	}
-	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn, noDefer: c.noDefer}
+	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn, noDefer: c.noDefer, size: 1}
+	if c.cluster != nil && c.cluster.Size() > 1 {
+		s.cluster, s.rank, s.size = c.cluster, c.cluster.Rank(), c.cluster.Size()
+	}
 	s.mu.vars = make(map[*graph.Variable]bool)
 	s.mu.names = make(map[string]int)
-	s.workers = make([]*worker, len(c.devices))
-	for r := range s.workers {
-		w := &worker{jobs: make(chan func(), 1)}
-		s.workers[r] = w
+	s.loops = make([]*replicaLoop, len(c.devices))
+	for r := range s.loops {
+		w := &replicaLoop{jobs: make(chan func(), 1)}
+		s.loops[r] = w
 		s.wg.Add(1)
 		go w.loop(&s.wg)
 	}
@@ -167,10 +184,21 @@ func NewOneDevice(opts ...Option) *Mirrored {
 	return NewMirrored(all...)
 }
 
-// NumReplicasInSync returns the number of replicas.
-func (s *Mirrored) NumReplicasInSync() int { return len(s.devices) }
+// NumReplicasInSync returns the number of replicas, of every worker.
+func (s *Mirrored) NumReplicasInSync() int { return s.size * len(s.devices) }
 
-// Devices returns the device of each replica, in replica order.
+// NumWorkers returns the number of worker processes (1 without WithCluster).
+func (s *Mirrored) NumWorkers() int { return s.size }
+
+// WorkerID returns this worker's index in [0, NumWorkers); worker w's
+// replicas have the ids w·LocalReplicas() … (w+1)·LocalReplicas()-1.
+func (s *Mirrored) WorkerID() int { return s.rank }
+
+// LocalReplicas returns the number of replicas of this worker.
+func (s *Mirrored) LocalReplicas() int { return len(s.devices) }
+
+// Devices returns the device of each of this worker's replicas, in replica
+// order.
 func (s *Mirrored) Devices() []string { return append([]string(nil), s.devices...) }
 
 // DType returns the floating-point type of the strategy's variables.
@@ -195,6 +223,9 @@ func (s *Mirrored) String() string {
 	plural := "s"
 	if len(s.devices) == 1 {
 		plural = ""
+	}
+	if s.size > 1 {
+		return fmt.Sprintf("MultiWorkerMirroredStrategy(worker %d of %d, %d replica%s each: %s; %v)", s.rank, s.size, len(s.devices), plural, strings.Join(s.devices, ", "), s.dtype)
 	}
 	return fmt.Sprintf("MirroredStrategy(%d replica%s: %s; %v)", len(s.devices), plural, strings.Join(s.devices, ", "), s.dtype)
 }
@@ -277,7 +308,7 @@ func (s *Mirrored) Close() error {
 	// Wait for a Run in flight so its replicas finish their step.
 	s.runMu.Lock()
 	s.traces.clear()
-	for _, w := range s.workers {
+	for _, w := range s.loops {
 		close(w.jobs)
 	}
 	s.runMu.Unlock()
@@ -290,7 +321,7 @@ func (s *Mirrored) Close() error {
 	case <-time.After(closeTimeout):
 	}
 	var busy []string
-	for r, w := range s.workers {
+	for r, w := range s.loops {
 		if w.running.Load() {
 			busy = append(busy, strconv.Itoa(r))
 		}

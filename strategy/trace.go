@@ -131,7 +131,7 @@ func (s *Mirrored) compile(tr *trace) error {
 	if err := tr.checkAligned(); err != nil {
 		return err
 	}
-	tr.split = planSplit(tr, !s.noDefer)
+	tr.split = planSplit(tr, !s.noDefer, s.multi())
 	if s.checkNumerics {
 		tr.checks = planChecks(tr)
 	}

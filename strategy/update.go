@@ -20,9 +20,10 @@ func (tr *trace) beginSplit() (err error) {
 }
 
 // applyUpdates finishes the split updates (End) and applies the others: it
-// sums each of their gradients across replicas, in a fixed order, and calls
-// each Apply once with the sums.
-func (tr *trace) applyUpdates() (err error) {
+// sums each of their gradients across replicas, in a fixed order (this
+// worker's replicas, then across workers), and calls each Apply once with
+// the sums.
+func (tr *trace) applyUpdates(s *Mirrored) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &ReplicaError{Replica: 0, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", panicError(v))}
@@ -48,6 +49,9 @@ func (tr *trace) applyUpdates() (err error) {
 			} else {
 				kernels.AllReduceSum(tr.bufs64)
 				g.F64 = tr.bufs64[0]
+			}
+			if err := s.sumAcross(g); err != nil {
+				return err
 			}
 			tr.grads = append(tr.grads, g)
 		}

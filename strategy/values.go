@@ -60,7 +60,7 @@ func NewPerReplica(values ...data.Tensor) PerReplica {
 // since forgetting to distribute a dataset does the same silently.
 func (s *Mirrored) Broadcast(t data.Tensor) PerReplica {
 	s.checkOpen()
-	vals := make([]data.Tensor, s.NumReplicasInSync())
+	vals := make([]data.Tensor, s.LocalReplicas())
 	for r := range vals {
 		vals[r] = t
 	}
@@ -168,6 +168,11 @@ func checkReduce(method string, op ReduceOp, p PerReplica) []data.Tensor {
 // A loss from nn.ComputeAverageLoss is already divided by the global batch,
 // so Sum gives the mean loss of the step. Reduce panics if p has parts, has no
 // values, or the replica values differ in shape.
+//
+// On a multi-worker strategy the replicas are those of every worker: each
+// worker sums its own, then the sums are added across workers, and every
+// worker gets the result. Every worker must call it (as every worker runs
+// the same cell).
 func (s *Mirrored) Reduce(op ReduceOp, p PerReplica) data.Tensor {
 	vals := checkReduce("Reduce", op, p)
 	out := data.Zeros(vals[0].Shape...)
@@ -176,12 +181,24 @@ func (s *Mirrored) Reduce(op ReduceOp, p PerReplica) data.Tensor {
 			out.Data[j] += x
 		}
 	}
+	s.reduceAcross("Reduce", out.Data)
 	if op == Mean {
 		for j := range out.Data {
-			out.Data[j] /= float64(len(vals))
+			out.Data[j] /= float64(len(vals) * s.size)
 		}
 	}
 	return out
+}
+
+// reduceAcross adds x over workers, in place, panicking with the cluster's
+// error (Reduce and Gather panic on misuse as well).
+func (s *Mirrored) reduceAcross(method string, x []float64) {
+	if !s.multi() {
+		return
+	}
+	if err := s.cluster.AllReduceF64(x); err != nil {
+		panic(clusterError(method, err))
+	}
 }
 
 // ReduceAxis reduces the replica values over the replicas and along axis
@@ -210,7 +227,7 @@ func (s *Mirrored) ReduceAxis(op ReduceOp, p PerReplica, axis int) data.Tensor {
 	for _, n := range shape[axis+1:] {
 		inner *= n
 	}
-	count := d * len(vals)
+	count := d * len(vals) * s.size
 	padded := axis == 0 && p.perExample()
 	if padded {
 		count = p.batch.count
@@ -229,6 +246,7 @@ func (s *Mirrored) ReduceAxis(op ReduceOp, p PerReplica, axis int) data.Tensor {
 			}
 		}
 	}
+	s.reduceAcross("ReduceAxis", out.Data)
 	if op == Mean && count > 0 {
 		for j := range out.Data {
 			out.Data[j] /= float64(count)
@@ -289,6 +307,31 @@ func (s *Mirrored) Gather(p PerReplica, axis int) data.Tensor {
 		for _, v := range parts {
 			blk := v.Shape[axis] * inner
 			out = append(out, v.Data[o*blk:(o+1)*blk]...)
+		}
+	}
+	if s.multi() {
+		return s.gatherAcross(shape, axis, outer, inner, out)
+	}
+	return data.NewTensor(shape, out)
+}
+
+// gatherAcross concatenates every worker's local Gather along axis, in
+// worker order: for each index of the axes before it, worker 0's block,
+// then worker 1's, …
+func (s *Mirrored) gatherAcross(shape []int, axis, outer, inner int, local []float64) data.Tensor {
+	all, err := s.cluster.AllGather(local)
+	if err != nil {
+		panic(clusterError("Gather", err))
+	}
+	shape[axis] = 0
+	for _, w := range all {
+		shape[axis] += len(w) / max(1, outer*inner)
+	}
+	out := make([]float64, 0, outer*shape[axis]*inner)
+	for o := range outer {
+		for _, w := range all {
+			blk := len(w) / max(1, outer)
+			out = append(out, w[o*blk:(o+1)*blk]...)
 		}
 	}
 	return data.NewTensor(shape, out)
