@@ -190,7 +190,7 @@ func (m *Model) machines(training bool, args []any) (*machineSet, error) {
 			mc, err = newMachine(rep)
 		}
 		if err != nil {
-			return nil, &strategy.ReplicaError{Replica: r, Phase: "trace", Err: err}
+			return nil, &strategy.ReplicaError{Replica: m.s.WorkerID()*m.s.LocalReplicas() + r, Phase: "trace", Err: err}
 		}
 		set.reps = append(set.reps, mc)
 		set.ext = append(set.ext, mc)
@@ -216,7 +216,7 @@ func (m *Model) graph(r int, shapes [][]int, training bool) (rep *Replica, err e
 	if m.s.DType() == graph.Float64 {
 		dt = tensor.Float64
 	}
-	rep = &Replica{m: m, id: r, n: m.s.NumReplicasInSync(), g: G.NewGraph(), dt: dt, training: training}
+	rep = &Replica{m: m, id: m.s.WorkerID()*m.s.LocalReplicas() + r, local: r, n: m.s.NumReplicasInSync(), g: G.NewGraph(), dt: dt, training: training}
 	for k, sh := range shapes {
 		if len(sh) == 0 {
 			return nil, usageError("input %d is a scalar; the inputs of a gorgonia model are batches with a row per example", k)
@@ -242,8 +242,8 @@ func (m *Model) graph(r int, shapes [][]int, training bool) (rep *Replica, err e
 	return rep, nil
 }
 
-// param returns the model's variable full, creating it when replica 0 asks
-// for it the first time.
+// param returns the model's variable full, creating it when this worker's
+// replica 0 (local index r) asks for it the first time.
 func (m *Model) param(r int, full string, shape []int, init Init) (*graph.Variable, error) {
 	for _, v := range m.vars {
 		if v.Name() != full {

@@ -18,7 +18,8 @@ import (
 // function returns that error.
 type Replica struct {
 	m        *Model
-	id       int
+	id       int // over every worker
+	local    int // among this worker's replicas
 	n        int
 	g        *G.ExprGraph
 	dt       tensor.Dtype
@@ -47,10 +48,11 @@ type output struct {
 	node *G.Node
 }
 
-// ID returns the replica's index in [0, NumReplicas).
+// ID returns the replica's index in [0, NumReplicas), counted over every
+// worker of a multi-worker strategy.
 func (r *Replica) ID() int { return r.id }
 
-// NumReplicas returns the number of replicas in sync.
+// NumReplicas returns the number of replicas in sync, of every worker.
 func (r *Replica) NumReplicas() int { return r.n }
 
 // Graph returns the replica's graph.
@@ -84,7 +86,7 @@ func (r *Replica) Param(name string, shape []int, init Init) *G.Node {
 			panic(usageError("Param %q: asked twice in replica %d's graph; keep the node the first call returned", name, r.id))
 		}
 	}
-	v, err := r.m.param(r.id, full, shape, init)
+	v, err := r.m.param(r.local, full, shape, init)
 	if err != nil {
 		panic(err)
 	}
