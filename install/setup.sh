@@ -10,6 +10,8 @@ export PATH=/usr/local/go/bin:$PATH
 
 packages=(
 	libopenblas-dev                 # BLAS for the training step (cgo)
+	openmpi-bin libopenmpi-dev      # multi-worker training: mpirun, and internal/mpi under -tags mpi
+	pkgconf                         # pkg-config, through which cgo finds OpenMPI
 	jupyter-notebook jupyter-nbconvert python3-nbclient
 	jupyter-client jupyter-console python3-ipykernel
 	python3-jupyter-kernel-test     # the Jupyter conformance suite
