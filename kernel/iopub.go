@@ -98,8 +98,24 @@ func (d *iopubDrops) onDrop(x zmq4.Drop) {
 }
 
 // welcome answers each new iopub subscription with an iopub_welcome
-// (JEP 65), so a client knows its subscription has taken effect. It reads
-// the XPUB socket's subscription messages until the kernel closes.
+// (JEP 65), so a client knows its subscription has taken effect, and then
+// repeats the last status the kernel published for a request, with that
+// request as parent. It reads the XPUB socket's subscription messages
+// until the kernel closes.
+//
+// The repeat is for clients that do not wait for the welcome. A
+// subscription takes effect some time after the client connects, and a
+// request the client sent meanwhile on another socket may have been served
+// already: its busy and idle went to the subscribers of that moment only.
+// jupyter_server 1.23 guards its websockets against this by nudging the
+// kernel with kernel_info_requests until iopub delivers, but skips the
+// nudge when it believes the kernel busy, as it does when the busy of its
+// own kernel_info_request has reached it and the idle not yet. JupyterLab
+// 3.6 then waits for the idle of its first kernel_info_request, which
+// never comes, and shows the kernel's status as unknown. The repeated
+// status ends that wait. Subscribers that had the status already get it
+// twice, which changes nothing for them: it is the state they know, for a
+// request they have seen.
 func (k *Kernel) welcome() {
 	defer k.wg.Done()
 	for {
@@ -118,7 +134,14 @@ func (k *Kernel) welcome() {
 		if !strings.HasPrefix(ident, topic) {
 			ident = topic
 		}
+		// Under last's lock, so that no status goes out between the
+		// welcome and the repeat, and the repeat is the latest.
+		k.last.Lock()
 		k.sendTo(k.socks.iopub, [][]byte{[]byte(ident)}, nil, "iopub_welcome", nil, welcomeContent{Subscription: topic})
+		if k.last.parent != nil && strings.HasPrefix(k.topic("status"), topic) {
+			k.publish(k.last.parent, "status", statusContent{k.last.state})
+		}
+		k.last.Unlock()
 	}
 }
 

@@ -83,6 +83,16 @@ type Kernel struct {
 	closeErr    error
 	inputMu     sync.Mutex // one input_request at a time
 
+	// last is the last status published for a request, sent again after
+	// each new subscriber's iopub_welcome (see welcome). Its lock is held
+	// across each status send, so a repeat is never older than what a
+	// subscriber has already received.
+	last struct {
+		sync.Mutex
+		parent *message // nil until a request has been served
+		state  string
+	}
+
 	// Owned by the shell worker goroutine.
 	count   int          // the execution count the next stored cell gets
 	pending []pendingReq // requests drained by stop_on_error, served first
@@ -371,8 +381,8 @@ func (k *Kernel) serveControl(m *message) {
 // serve handles one request between busy and idle status messages. A panic
 // is recovered here, logged with its stack, and the kernel serves on.
 func (k *Kernel) serve(c *channel, m *message, abort bool) {
-	k.publish(m, "status", statusContent{"busy"})
-	defer k.publish(m, "status", statusContent{"idle"})
+	k.publishStatus(m, "busy")
+	defer k.publishStatus(m, "idle")
 	defer func() {
 		if r := recover(); r != nil {
 			k.log.Error("kernel: panic while handling request", "channel", c.name,
@@ -452,6 +462,18 @@ func (k *Kernel) reply(c *channel, m *message, msgType string, content any) {
 // control loop and goroutines a cell started.
 func (k *Kernel) publish(parent *message, msgType string, content any) {
 	k.sendTo(k.socks.iopub, [][]byte{[]byte(k.topic(msgType))}, parent, msgType, nil, content)
+}
+
+// publishStatus publishes the execution state for the request m and
+// remembers it as the last status, to be repeated to later subscribers.
+func (k *Kernel) publishStatus(m *message, state string) {
+	k.last.Lock()
+	defer k.last.Unlock()
+	// Only a copy of the header is kept: it is all a status needs of its
+	// parent, and a request's content may be large.
+	k.last.parent = &message{rawHeader: append(json.RawMessage(nil), m.rawHeader...)}
+	k.last.state = state
+	k.publish(m, "status", statusContent{state})
 }
 
 // topic is the iopub topic of a message the kernel publishes.

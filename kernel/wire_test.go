@@ -40,6 +40,63 @@ func welcomes(ms []*kt.Msg) int {
 	return n
 }
 
+// TestIssue15LateSubscriber is JupyterLab's first kernel_info_request
+// served before its iopub subscription reaches the kernel, as happens
+// when jupyter_server 1.23 skips its nudge because it believes the kernel
+// busy: the client gets its reply, and then, after its iopub_welcome, the
+// idle status of that request, which it missed. Without it JupyterLab's
+// kernel status stays "unknown".
+func TestIssue15LateSubscriber(t *testing.T) {
+	h := start(t, nil)
+	late, err := kt.DialWithoutIOPub(endpoints(h.k.Connection()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	id, err := late.Send(kt.Shell, "kernel_info_request", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.ReplyTo(kt.Shell, id, wait); err != nil {
+		t.Fatal(err)
+	}
+	// h's client, subscribed all along, sees the request end: its busy and
+	// idle went out before the late client subscribed.
+	if _, err := h.c.WaitIdle(id, wait); err != nil {
+		t.Fatal(err)
+	}
+	if err := late.SubscribeIOPub(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.WaitIOPub("", wait, func(ms []*kt.Msg) bool { return welcomes(ms) > 0 }); err != nil {
+		t.Fatalf("%v\nkernel log:\n%s", err, h.log)
+	}
+	// A second request bounds the wait: what the kernel sends after the
+	// welcome comes before this request's busy.
+	next, err := late.Send(kt.Shell, "kernel_info_request", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.WaitIdle(next, wait); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range late.AllIOPub() {
+		s := types([]*kt.Msg{m})
+		switch m.Parent.MsgID {
+		case id:
+			s += "(first)"
+		case next:
+			s += "(next)"
+		}
+		got = append(got, s)
+	}
+	want := "iopub_welcome status:idle(first) status:busy(next) status:idle(next)"
+	if strings.Join(got, " ") != want {
+		t.Errorf("late subscriber's iopub = %s, want %s", strings.Join(got, " "), want)
+	}
+}
+
 // dial connects a second, ready client to h's kernel.
 func dial(t *testing.T, h *harness) *kt.Client {
 	t.Helper()

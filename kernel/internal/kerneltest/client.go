@@ -80,7 +80,9 @@ type Client struct {
 	key     []byte
 	session string
 	socks   [numReplyChannels]zmq4.Socket
-	iopub   zmq4.Socket
+	iopubEP string
+	iopubMu sync.Mutex  // guards iopub, set once by SubscribeIOPub
+	iopub   zmq4.Socket // nil until SubscribeIOPub
 	hb      zmq4.Socket
 	replies [numReplyChannels]chan *Msg
 	wg      sync.WaitGroup
@@ -113,11 +115,27 @@ func Sign(key []byte, header, parent, metadata, content []byte) string {
 // Dial connects to the kernel at e. It does not wait for the iopub
 // subscription to take effect; see Ready.
 func Dial(e Endpoints) (*Client, error) {
+	c, err := DialWithoutIOPub(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.SubscribeIOPub(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// DialWithoutIOPub connects to the kernel at e as Dial does, but leaves
+// iopub for SubscribeIOPub, so a test can have the kernel serve a request
+// before the client's subscription reaches it (a late joiner).
+func DialWithoutIOPub(e Endpoints) (*Client, error) {
 	c := &Client{key: []byte(e.Key), session: newID(), done: make(chan struct{})}
 	c.mu.byParent = map[string][]*Msg{}
 	c.mu.changed = make(chan struct{})
 	id := zmq4.WithID(zmq4.SocketIdentity(c.session))
 	ep := func(port int) string { return "tcp://" + net.JoinHostPort(e.IP, strconv.Itoa(port)) }
+	c.iopubEP = ep(e.IOPubPort)
 	ports := [numReplyChannels]int{e.ShellPort, e.ControlPort, e.StdinPort}
 	var opened []zmq4.Socket
 	fail := func(err error) (*Client, error) {
@@ -135,14 +153,6 @@ func Dial(e Endpoints) (*Client, error) {
 		c.socks[ch] = s
 		c.replies[ch] = make(chan *Msg, 256)
 	}
-	c.iopub = zmq4.NewSub(nil, zmq4.WithDialerRetry(20*time.Millisecond))
-	opened = append(opened, c.iopub)
-	if err := c.iopub.Dial(ep(e.IOPubPort)); err != nil {
-		return fail(fmt.Errorf("kerneltest: dial iopub: %w", err))
-	}
-	if err := c.iopub.SetOption(zmq4.OptionSubscribe, ""); err != nil {
-		return fail(fmt.Errorf("kerneltest: subscribe: %w", err))
-	}
 	c.hb = zmq4.NewReq(nil, zmq4.WithDialerRetry(20*time.Millisecond))
 	opened = append(opened, c.hb)
 	if err := c.hb.Dial(ep(e.HBPort)); err != nil {
@@ -152,9 +162,32 @@ func Dial(e Endpoints) (*Client, error) {
 		c.wg.Add(1)
 		go c.readReplies(ch)
 	}
-	c.wg.Add(1)
-	go c.readIOPub()
 	return c, nil
+}
+
+// SubscribeIOPub connects the client's SUB socket to iopub, subscribes to
+// everything and starts collecting; Dial has already called it. It does
+// not wait for the subscription to take effect: the kernel's
+// iopub_welcome says when it has.
+func (c *Client) SubscribeIOPub() error {
+	c.iopubMu.Lock()
+	defer c.iopubMu.Unlock()
+	if c.iopub != nil {
+		return errors.New("kerneltest: iopub already subscribed")
+	}
+	s := zmq4.NewSub(nil, zmq4.WithDialerRetry(20*time.Millisecond))
+	if err := s.Dial(c.iopubEP); err != nil {
+		s.Close()
+		return fmt.Errorf("kerneltest: dial iopub: %w", err)
+	}
+	if err := s.SetOption(zmq4.OptionSubscribe, ""); err != nil {
+		s.Close()
+		return fmt.Errorf("kerneltest: subscribe: %w", err)
+	}
+	c.iopub = s
+	c.wg.Add(1)
+	go c.readIOPub(s)
+	return nil
 }
 
 // Close closes the sockets and waits for the client's goroutines. Closing
@@ -163,7 +196,13 @@ func (c *Client) Close() error {
 	var first error
 	c.closing.Do(func() {
 		close(c.done)
-		for _, s := range append(c.socks[:], c.iopub, c.hb) {
+		c.iopubMu.Lock()
+		socks := append(c.socks[:], c.hb)
+		if c.iopub != nil {
+			socks = append(socks, c.iopub)
+		}
+		c.iopubMu.Unlock()
+		for _, s := range socks {
 			if err := s.Close(); err != nil && first == nil {
 				first = err
 			}
@@ -377,10 +416,10 @@ func (c *Client) readReplies(ch Channel) {
 	}
 }
 
-func (c *Client) readIOPub() {
+func (c *Client) readIOPub(iopub zmq4.Socket) {
 	defer c.wg.Done()
 	for {
-		raw, err := c.iopub.Recv()
+		raw, err := iopub.Recv()
 		if err != nil {
 			return
 		}
