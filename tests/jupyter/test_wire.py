@@ -6,7 +6,8 @@ healthy client's output keeps flowing, the kernel's memory stays bounded), a
 silent TCP connection and a half-sent ZeroMQ handshake held open on every
 port, and a replayed, validly signed execute_request (not executed twice).
 Also the protocol 5.5 parts: supported_features, kernel_info on control, and
-iopub_welcome for a new subscriber.
+iopub_welcome for a new subscriber, followed by the idle of a request it
+subscribed too late to see end.
 
 Driven by Debian's jupyter_client and pyzmq against the installed gotrain
 kernelspec; run with JUPYTER_PATH naming the folder the freshly built
@@ -123,6 +124,48 @@ class Wire(unittest.TestCase):
         self.assertEqual(msg["content"], {"subscription": ""})
         self.assertEqual(msg["parent_header"], {})
         self.assert_answers(kc)
+
+    def test_late_subscriber_sees_its_request_end(self):
+        # JupyterLab's first kernel_info_request, served before its
+        # websocket's iopub subscription reached the kernel: jupyter_server
+        # 1.23 skips the nudge that would have waited for the subscription
+        # when its activity watcher has seen the busy of its own
+        # kernel_info_request and not yet the idle (tests/lab/README.md).
+        # The late subscriber gets its reply and, after its iopub_welcome,
+        # the idle of that request; JupyterLab waits for that idle.
+        late = self.km.client()
+        late.start_channels(iopub=False, stdin=False, hb=False, control=False)
+        self.addCleanup(late.stop_channels)
+        first = late.kernel_info()
+        late.get_shell_msg(timeout=TIMEOUT)
+        # The client subscribed all along sees the request end before the
+        # late one subscribes.
+        self.wait_for_idle(self.kc, first, time.monotonic() + TIMEOUT)
+        late.iopub_channel.start()
+        self.wait_for_welcome(late, time.monotonic() + TIMEOUT)
+        # A second request bounds the wait: what the kernel sends after the
+        # welcome comes before this request's busy.
+        second = late.kernel_info()
+        got = self.wait_for_idle(late, second, time.monotonic() + TIMEOUT)
+        names = {first: "first", second: "second"}
+        seen = [f"{m['msg_type']}:{m['content'].get('execution_state', '')}"
+                f"({names.get(m['parent_header'].get('msg_id'), 'other')})" for m in got]
+        self.assertEqual(seen, ["status:idle(first)", "status:busy(second)", "status:idle(second)"])
+
+    def wait_for_idle(self, kc, msg_id, deadline):
+        """Reads kc's iopub until the idle status of msg_id, and returns
+        what it read."""
+        got = []
+        while time.monotonic() < deadline:
+            try:
+                msg = kc.get_iopub_msg(timeout=1)
+            except Exception:
+                continue
+            got.append(msg)
+            if (msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle"
+                    and msg["parent_header"].get("msg_id") == msg_id):
+                return got
+        self.fail(f"no idle status for {msg_id}; got {[m['msg_type'] for m in got]}")
 
     # Wire faults.
 
