@@ -222,6 +222,7 @@ describe('a JupyterLab application in headless Chromium runs the quick-start not
   };
   const detail = () =>
     `state: ${JSON.stringify(state && { ...state, cells: state.cells.map((c) => ({ count: c.count, outputs: c.outputs.length })) })}\n` +
+    `error outputs: ${JSON.stringify(state ? errorsOf(state.cells) : [])}\n` +
     `${pageErrors.slice(-10).join('\n')}\n${server ? server.logTail(30) : ''}`;
   const idleAndDone = (st) => st && st.status === 'idle' && st.pending === 0 && st.cells.every((c) => c.count !== null);
 
