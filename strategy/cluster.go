@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gotrain/gotrain/internal/safepoint"
 )
@@ -35,14 +36,21 @@ func (s *Mirrored) multi() bool { return s.size > 1 }
 
 // interrupted returns safepoint.ErrInterrupted, on every worker, when an
 // interrupt is pending on any worker: all stop at the same Run.
+//
+// On several workers the request is safepoint.Requested (a worker of
+// several waits for agreement, safepoint.SetAgreed); once agreed it is
+// confirmed, so the rest of the cell unwinds at its safe points as usual.
 func (s *Mirrored) interrupted() error {
-	local := safepoint.Err()
-	w, err := s.firstWorker("agreeing on an interrupt", local != nil)
+	if !s.multi() {
+		return safepoint.Err()
+	}
+	w, err := s.firstWorker("agreeing on an interrupt", safepoint.Requested())
 	if err != nil {
 		return err
 	}
 	if w >= 0 {
-		return safepoint.ErrInterrupted
+		safepoint.Confirm()
+		return safepoint.Err()
 	}
 	return nil
 }
@@ -108,4 +116,35 @@ func (s *Mirrored) firstWorker(doing string, flag bool) (int, error) {
 		}
 	}
 	return -1, nil
+}
+
+// processCluster is the cluster this process's multi-worker strategies
+// join: set once by the worker process that is one of several (gotrain
+// worker, when the kernel runs %workers), before any cell runs.
+var processCluster struct {
+	sync.Mutex
+	c Cluster
+}
+
+// UseCluster makes c the cluster NewMultiWorkerMirrored strategies of this
+// process join. gotrain worker calls it when the kernel starts several
+// workers; tests may call it too. UseCluster(nil) makes later strategies
+// single-worker again.
+func UseCluster(c Cluster) {
+	processCluster.Lock()
+	defer processCluster.Unlock()
+	processCluster.c = c
+}
+
+// NewMultiWorkerMirrored returns a strategy across every worker of the
+// process's cluster (UseCluster: the workers %workers started), each with
+// the replicas opts ask for (default: one per core), like TensorFlow's
+// MultiWorkerMirroredStrategy; NumReplicasInSync counts them all. In a
+// process that is not one of several workers it is NewMirrored, so a
+// notebook runs unchanged on one process or on N.
+func NewMultiWorkerMirrored(opts ...Option) *Mirrored {
+	processCluster.Lock()
+	c := processCluster.c
+	processCluster.Unlock()
+	return NewMirrored(append([]Option{WithCluster(c)}, opts...)...)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/loopback"
+	"github.com/gotrain/gotrain/internal/safepoint"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -76,6 +77,7 @@ type workerResult struct {
 	Gather  []float64 // the per-example outputs of one step, gathered
 	PerRep  []int     // per-replica input: the count of each step
 	Failed  []string  // the error of the step failed on purpose, and what it changed
+	Stopped bool      // an interrupt raised on worker 1 only stopped this worker's Run
 }
 
 // runWorkers starts size workers and returns their results in rank order.
@@ -144,6 +146,7 @@ func worker(t *testing.T, spec string) {
 	res.Gather = gatherOutputs(t, strategy.WithCluster(c), strategy.WithReplicas(2))
 	res.PerRep = perReplicaCounts(t, strategy.WithCluster(c))
 	res.Failed = failOnWorker1(t, strategy.WithCluster(c))
+	res.Stopped = interruptWorker1(t, strategy.WithCluster(c))
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +226,33 @@ func failOnWorker1(t *testing.T, opts ...strategy.Option) []string {
 	return []string{fmt.Sprint(err), strconv.FormatBool(changed), strconv.FormatBool(errors.Is(err, strategy.ErrReplica))}
 }
 
+// interruptWorker1 raises an interrupt on worker 1 alone, with interrupts
+// waiting for agreement as in a worker of several: every worker's next Run
+// must return ErrInterrupted, and the one after must run.
+func interruptWorker1(t *testing.T, opts ...strategy.Option) bool {
+	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(1))...)
+	defer closeStrategy(t, s)
+	x := data.RandomNormal(5, 8, 3)
+	it := s.DistributeDataset(data.FromTensorSlices(x).Batch(8)).Iter()
+	defer it.Close()
+	it.Next()
+	step := func(x *nn.Tensor) *nn.Tensor { return graph.Sum(x) }
+	safepoint.SetAgreed(true)
+	defer safepoint.SetAgreed(false)
+	if s.WorkerID() == 1 {
+		safepoint.Raise()
+	}
+	if safepoint.Pending() {
+		t.Error("an interrupt waiting for agreement fired at once")
+	}
+	_, err := s.TryRun(step, it.Batch())
+	safepoint.Clear()
+	if _, err := s.TryRun(step, it.Batch()); err != nil {
+		t.Errorf("the Run after the interrupt: %v", err)
+	}
+	return errors.Is(err, safepoint.ErrInterrupted)
+}
+
 // TestMultiWorker trains the same model on 2 and 3 workers of 1 and 2
 // replicas each (a loopback cluster of processes) and on one replica in
 // this process, with Adam and SGD with momentum, in float32 and float64,
@@ -285,6 +315,9 @@ func TestMultiWorker(t *testing.T) {
 			wantCounts := map[int][]int{2: {4, 4, 1}, 3: {6, 3}}[size]
 			if !slices.Equal(r.PerRep, wantCounts) {
 				t.Errorf("%d workers: worker %d's per-replica steps counted %v, want %v", size, rank, r.PerRep, wantCounts)
+			}
+			if !r.Stopped {
+				t.Errorf("%d workers: worker %d went on after worker 1 was interrupted", size, rank)
 			}
 			if r.Failed[1] != "false" || r.Failed[2] != "true" {
 				t.Errorf("%d workers: worker %d: the failed step: %v (changed, is ErrReplica)", size, rank, r.Failed)

@@ -40,6 +40,9 @@ type Config struct {
 	StartTimeout time.Duration
 	// Logger receives the workers' own diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// NoRestart keeps a worker that died from being replaced: one of
+	// several workers of a cluster cannot rejoin it alone (Group).
+	NoRestart bool
 }
 
 // Client runs the session in a worker process and serves it to the kernel:
@@ -62,6 +65,7 @@ type Client struct {
 		notice   string           // shown at the start of the next cell
 		memLimit int64
 		closed   bool
+		gone     bool // the worker died and NoRestart keeps it so
 		// A cell waits for a starting worker (waitingCell), and an
 		// interrupt came meanwhile (interrupted).
 		waitingCell, interrupted bool
@@ -194,6 +198,9 @@ func (c *Client) current() (*proc, error) {
 	if c.mu.closed {
 		return nil, kernel.ErrClosed
 	}
+	if c.mu.gone {
+		return nil, errors.New("the worker process exited and is not restarted")
+	}
 	if c.mu.w == nil {
 		c.mu.w = c.spawnLocked()
 	}
@@ -208,6 +215,10 @@ func (c *Client) died(p *proc) {
 	defer c.mu.Unlock()
 	delete(c.mu.waiting, p.token)
 	if c.mu.w != p || p.stopping.Load() || c.mu.closed {
+		return
+	}
+	if c.cfg.NoRestart {
+		c.mu.w, c.mu.gone = nil, true
 		return
 	}
 	if !p.wasReady() {
@@ -252,6 +263,8 @@ func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out ker
 			}
 			out.Stream("stdout", "gotrain: the session was reset: a fresh worker runs, and earlier cells' variables are gone\n")
 			lines = append(lines, m.line)
+		case "workers":
+			return errResult("UsageError", "%workers: this executor runs one worker; the kernel's Group runs several")
 		case "limit":
 			if n, set, err := parseLimit(m.arg); err == nil && set {
 				c.mu.Lock()

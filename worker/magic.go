@@ -23,6 +23,7 @@ var magicDoc = [][2]string{
 	{"%env [NAME[=VALUE]]", "list the worker's environment, show NAME, or set it (`%env NAME VALUE` works too)"},
 	{"%time", "run the rest of the cell and print its wall and CPU time"},
 	{"%reset", "replace the worker with a fresh one: every variable is gone, the kernel stays"},
+	{"%workers [N|off|restart|status]", "run every later cell on N worker processes of one strategy.NewMultiWorkerMirrored (worker 0's output is shown; a worker that fails or dies is reported by number), back on one, on a fresh set, or show them"},
 	{"%limit [memory SIZE|off]", "show or set the worker's memory limit (`8GiB`, `512MiB`); a fresh worker keeps it"},
 	{"%go get MODULE[@VERSION]", "add a module, or another version of one, to the session's go.mod so cells can import its packages (an import fetches a missing module by itself)"},
 	{"%go mod", "show the session's go.mod"},
@@ -30,7 +31,7 @@ var magicDoc = [][2]string{
 }
 
 // magicNames are the %words magicDoc lists.
-var magicNames = []string{"help", "env", "time", "reset", "limit", "go"}
+var magicNames = []string{"help", "env", "time", "reset", "limit", "go", "workers"}
 
 // splitMagics returns the magics of the cell's leading block and the cell
 // with those lines blanked, so that line numbers in Go errors still match

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/gotrain/gotrain/install"
 	"github.com/gotrain/gotrain/worker"
@@ -20,6 +21,7 @@ func runInstall(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&w.SysPrefix, "sys-prefix", false, "install into Debian Python's prefix, /usr")
 	name := fs.String("name", install.DefaultName, "kernel `NAME` front ends record in notebooks")
 	memLimit := fs.String("memory-limit", "", "the session's memory limit, such as `8GiB`; %limit changes it in a notebook")
+	workers := fs.Int("workers", 1, "run every cell on `N` worker processes of strategy.NewMultiWorkerMirrored from the first cell (%workers changes it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,9 +46,18 @@ func runInstall(args []string, stdout, stderr io.Writer) error {
 		}
 		kernelFlags = append(kernelFlags, "--memory-limit", *memLimit)
 	}
+	if *workers < 1 {
+		return fmt.Errorf("gotrain install: --workers: want N ≥ 1, got %d", *workers)
+	}
+	if *workers > 1 {
+		kernelFlags = append(kernelFlags, "--workers", strconv.Itoa(*workers))
+	}
 	spec, err := install.NewSpec(exe, kernelFlags...)
 	if err != nil {
 		return err
+	}
+	if *workers > 1 {
+		spec.DisplayName = fmt.Sprintf("Go (gotrain, %d workers)", *workers)
 	}
 	if err := install.Write(dir, spec); err != nil {
 		return err

@@ -27,6 +27,7 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gotrain kernel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	memLimit := fs.String("memory-limit", "", "the workers' memory limit, such as `8GiB` (default none); %limit changes it")
+	workers := fs.Int("workers", 1, "run every cell on `N` worker processes of strategy.NewMultiWorkerMirrored (%workers changes it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,7 +50,10 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("gotrain kernel: cannot find this binary to start workers: %w", err)
 	}
-	sess, err := worker.NewClient(worker.Config{Command: []string{exe, "worker"}, MemoryLimit: limit, Logger: logger})
+	if *workers < 1 {
+		return fmt.Errorf("gotrain kernel: --workers: want N ≥ 1, got %d", *workers)
+	}
+	sess, err := worker.NewGroup(worker.Config{Command: []string{exe, "worker"}, MemoryLimit: limit, Logger: logger}, *workers)
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
+	"github.com/gotrain/gotrain/internal/loopback"
+	"github.com/gotrain/gotrain/internal/safepoint"
 	"github.com/gotrain/gotrain/kernel"
 	"github.com/gotrain/gotrain/session"
+	"github.com/gotrain/gotrain/strategy"
 	"github.com/gotrain/gotrain/worker"
 )
 
@@ -29,6 +33,9 @@ func runWorker(args []string, _, stderr io.Writer) error {
 		Address:     worker.Address(*connect),
 		MemoryLimit: *memLimit,
 		NewExecutor: func() (kernel.Executor, error) {
+			if err := joinCluster(os.Getenv(worker.ClusterEnv)); err != nil {
+				return nil, err
+			}
 			return session.New(session.Options{})
 		},
 	})
@@ -37,5 +44,35 @@ func runWorker(args []string, _, stderr io.Writer) error {
 	}
 	// A goroutine a cell left running must not keep the process alive.
 	os.Exit(0)
+	return nil
+}
+
+// joinCluster joins the cluster spec describes (worker.ClusterEnv: "loopback
+// RANK SIZE SOCKET", set by the kernel's %workers) and makes it the one
+// strategy.NewMultiWorkerMirrored uses. An empty spec is a worker of its
+// own. It waits up to a minute for the other workers.
+func joinCluster(spec string) error {
+	if spec == "" {
+		return nil
+	}
+	var kind, sock string
+	var rank, size int
+	if _, err := fmt.Sscan(spec, &kind, &rank, &size, &sock); err != nil || kind != "loopback" {
+		return fmt.Errorf("gotrain worker: %s=%q: want \"loopback RANK SIZE SOCKET\"", worker.ClusterEnv, spec)
+	}
+	var c *loopback.Cluster
+	var err error
+	if rank == 0 {
+		c, err = loopback.Listen(sock, size, time.Minute)
+	} else {
+		c, err = loopback.Dial(sock, rank, size, time.Minute)
+	}
+	if err != nil {
+		return fmt.Errorf("gotrain worker: joining the other workers: %w", err)
+	}
+	strategy.UseCluster(c)
+	// The workers run the same cell: an interrupt must stop them all at
+	// the same Run, where they agree on it.
+	safepoint.SetAgreed(true)
 	return nil
 }

@@ -24,10 +24,12 @@ import (
 var ErrInterrupted = errors.New("interrupted")
 
 var state struct {
-	mu      sync.Mutex
-	raised  bool
-	wake    chan struct{} // closed by Raise; replaced by Clear
-	handled int           // safe points that observed the flag since Raise
+	mu        sync.Mutex
+	agreed    bool // SetAgreed: an interrupt waits for Confirm
+	requested bool // Raise was called (and not cleared)
+	raised    bool
+	wake      chan struct{} // closed by Raise; replaced by Clear
+	handled   int           // safe points that observed the flag since Raise
 }
 
 // pending mirrors state.raised without the lock, for Pending: compiled
@@ -42,10 +44,49 @@ func init() { state.wake = make(chan struct{}) }
 // call Check only when it reports true.
 func Pending() bool { return pending.Load() }
 
-// Raise records an interrupt request and wakes every Sleep in progress.
+// SetAgreed makes interrupts wait for agreement (on) or fire at the next
+// safe point (off, the default). A worker that is one of several runs the
+// same cell as the others, and they must stop at the same point or the
+// next collective mixes their steps: there, Raise only records the request
+// (Requested), which the multi-worker strategy reads at each Run, shares
+// with the other workers, and Confirms on every worker at once. Until then
+// no safe point fires; a cell with no Run stops only at the second
+// interrupt, which abandons it.
+func SetAgreed(on bool) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.agreed = on
+}
+
+// Requested reports whether an interrupt was asked for, confirmed or not.
+func Requested() bool {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	return state.requested
+}
+
+// Confirm makes a requested interrupt (or one another worker had) fire at
+// every safe point from now on, as Raise does without SetAgreed.
+func Confirm() {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.requested = true
+	raiseLocked()
+}
+
+// Raise records an interrupt request and, unless interrupts wait for
+// agreement (SetAgreed), wakes every Sleep in progress and makes every
+// safe point fire.
 func Raise() {
 	state.mu.Lock()
 	defer state.mu.Unlock()
+	state.requested = true
+	if !state.agreed {
+		raiseLocked()
+	}
+}
+
+func raiseLocked() {
 	if !state.raised {
 		state.raised = true
 		pending.Store(true)
@@ -62,6 +103,7 @@ func Clear() {
 		pending.Store(false)
 		state.wake = make(chan struct{})
 	}
+	state.requested = false
 	state.handled = 0
 }
 

@@ -1,0 +1,468 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gotrain/gotrain/kernel"
+)
+
+// ClusterEnv tells a worker which cluster of workers it is one of:
+// "loopback RANK SIZE SOCKET". gotrain worker joins it before the session
+// starts and strategy.NewMultiWorkerMirrored strategies train across it.
+const ClusterEnv = "GOTRAIN_CLUSTER"
+
+// divergeGrace is how long the other workers may go on after one worker's
+// cell failed: they may be waiting, in a collective, for a worker that
+// will never reach it. After it, all are stopped.
+const divergeGrace = 10 * time.Second
+
+// maxRankOutput is how much of another worker's output a cell keeps, the
+// end of it, to show when that worker fails.
+const maxRankOutput = 64 << 10
+
+// Group is the kernel's executor: the session of one worker process, or,
+// after %workers N, of N worker processes that each run every cell (SPMD)
+// as the workers of one multi-worker strategy
+// (strategy.NewMultiWorkerMirrored), joined by a loopback cluster on this
+// machine. Worker 0's output is the cell's; another worker's output is
+// shown only when that worker's cell fails while worker 0's does not. A
+// worker that dies stops them all: the cell says which, and later cells
+// ask for %workers restart. A Group is safe for concurrent use as
+// kernel.Executor requires.
+type Group struct {
+	cfg Config
+
+	mu struct {
+		sync.Mutex
+		one     *Client   // the single worker; nil while several run
+		many    []*Client // the workers, in rank order, after %workers N
+		size    int       // the workers %workers asked for (1: a single worker)
+		dir     string    // the cluster socket's folder, removed when the workers stop
+		stopped string    // why the workers stopped; "" while they run
+	}
+}
+
+// NewGroup starts a single worker (as NewClient does) or, with workers > 1,
+// that many workers of one cluster.
+func NewGroup(cfg Config, workers int) (*Group, error) {
+	g := &Group{cfg: cfg}
+	g.mu.size = 1
+	if workers > 1 {
+		g.mu.Lock()
+		err := g.startLocked(workers)
+		g.mu.Unlock()
+		return g, err
+	}
+	c, err := NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.one = c
+	return g, nil
+}
+
+// startLocked stops whatever runs and starts n workers of a new cluster
+// (n = 1: a single worker).
+func (g *Group) startLocked(n int) error {
+	g.stopLocked()
+	g.mu.size, g.mu.stopped = n, ""
+	if n == 1 {
+		c, err := NewClient(g.cfg)
+		g.mu.one = c
+		return err
+	}
+	dir, err := os.MkdirTemp("", "gotrain-workers-")
+	if err != nil {
+		return fmt.Errorf("worker: the cluster's folder: %w", err)
+	}
+	g.mu.dir = dir
+	sock := filepath.Join(dir, "cluster")
+	for r := range n {
+		cfg := g.cfg
+		cfg.Env = append(append([]string(nil), cfg.Env...), fmt.Sprintf("%s=loopback %d %d %s", ClusterEnv, r, n, sock))
+		cfg.NoRestart = true
+		c, err := NewClient(cfg)
+		if err != nil {
+			g.stopLocked()
+			g.mu.stopped = err.Error()
+			return err
+		}
+		g.mu.many = append(g.mu.many, c)
+	}
+	return nil
+}
+
+// stopLocked closes every worker.
+func (g *Group) stopLocked() {
+	if g.mu.one != nil {
+		g.mu.one.Close()
+		g.mu.one = nil
+	}
+	var wg sync.WaitGroup
+	for _, c := range g.mu.many {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Close() }()
+	}
+	wg.Wait()
+	g.mu.many = nil
+	if g.mu.dir != "" {
+		os.RemoveAll(g.mu.dir)
+		g.mu.dir = ""
+	}
+}
+
+// Execute runs %workers itself and the rest of the cell on every worker.
+func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
+	ms, _ := splitMagics(req.Code)
+	var lines []int
+	for _, m := range ms {
+		if m.name != "workers" {
+			continue
+		}
+		lines = append(lines, m.line)
+		if res, ok := g.workersMagic(ctx, m.arg, out); !ok {
+			return res
+		}
+	}
+	if lines != nil {
+		req.Code = blankMagicLines(req.Code, lines)
+		if strings.TrimSpace(req.Code) == "" {
+			return kernel.ExecuteResult{}
+		}
+	}
+	g.mu.Lock()
+	one, many, stopped := g.mu.one, g.mu.many, g.mu.stopped
+	g.mu.Unlock()
+	switch {
+	case stopped != "":
+		return errResult("WorkersStopped", fmt.Sprintf("the workers stopped (%s); run %%workers restart for a fresh set, or %%workers off for a single worker", stopped))
+	case one != nil:
+		return one.Execute(ctx, req, out)
+	}
+	return g.fanOut(ctx, req, out, many)
+}
+
+// workersMagic runs one %workers line; ok is false when the cell must end
+// with res.
+func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output) (res kernel.ExecuteResult, ok bool) {
+	g.mu.Lock()
+	size := g.mu.size
+	g.mu.Unlock()
+	n := 0
+	switch arg {
+	case "", "status":
+		out.Stream("stdout", g.status())
+		return kernel.ExecuteResult{}, true
+	case "off", "stop":
+		n = 1
+	case "restart":
+		n = size
+	default:
+		var err error
+		if n, err = strconv.Atoi(arg); err != nil || n < 1 {
+			return errResult("UsageError", fmt.Sprintf("%%workers %s: want %%workers N (N ≥ 1), off, restart or status", arg)), false
+		}
+	}
+	g.mu.Lock()
+	err := g.startLocked(n)
+	many := g.mu.many
+	one := g.mu.one
+	g.mu.Unlock()
+	if err != nil {
+		return errResult("WorkersFailed", err.Error()), false
+	}
+	// Wait until every worker runs its session (they join each other first).
+	warm := kernel.ExecuteRequest{Code: "", Silent: true}
+	if one != nil {
+		if r := one.Execute(ctx, warm, discard{}); r.Err != nil {
+			return kernel.ExecuteResult{Err: r.Err}, false
+		}
+	} else if r := g.fanOut(ctx, warm, discard{}, many); r.Err != nil {
+		g.mu.Lock()
+		g.stopLocked()
+		g.mu.stopped = r.Err.Value
+		g.mu.Unlock()
+		return errResult("WorkersFailed", "the workers could not start: "+r.Err.Value), false
+	}
+	out.Stream("stdout", g.status())
+	return kernel.ExecuteResult{}, true
+}
+
+func (g *Group) status() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.mu.stopped != "":
+		return fmt.Sprintf("gotrain: %d workers stopped (%s); %%workers restart starts a fresh set\n", g.mu.size, g.mu.stopped)
+	case g.mu.size == 1:
+		return "gotrain: 1 worker; %workers N runs cells on N workers of strategy.NewMultiWorkerMirrored\n"
+	}
+	return fmt.Sprintf("gotrain: %d workers on this machine (a loopback cluster); every cell runs on each, worker 0's output is shown\n", g.mu.size)
+}
+
+// fanOut runs req on every worker and merges their results.
+func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output, many []*Client) kernel.ExecuteResult {
+	n := len(many)
+	results := make([]kernel.ExecuteResult, n)
+	outs := make([]*rankOutput, n)
+	in := &sharedInput{}
+	in.cond = sync.NewCond(&in.mu)
+	done := make(chan int, n)
+	for r, c := range many {
+		var o kernel.Output = &firstOutput{Output: out, in: in}
+		if r > 0 {
+			outs[r] = &rankOutput{in: in}
+			o = outs[r]
+		}
+		go func() {
+			results[r] = c.Execute(ctx, req, o)
+			done <- r
+		}()
+	}
+	lost, stopped := -1, false
+	var grace <-chan time.Time
+	stopAll := func() {
+		if !stopped {
+			stopped = true
+			in.close()
+			for _, c := range many {
+				go c.Close()
+			}
+		}
+	}
+	for left := n; left > 0; {
+		select {
+		case r := <-done:
+			left--
+			e := results[r].Err
+			switch {
+			case e == nil:
+			case e.Name == "WorkerExited" && lost < 0 && !stopped:
+				// The others may wait for it in a collective forever;
+				// and one worker alone cannot rejoin the cluster.
+				lost = r
+				stopAll()
+			case left == 0:
+			case grace == nil:
+				grace = time.After(divergeGrace)
+			}
+		case <-grace:
+			stopAll()
+		}
+	}
+	in.close()
+	if stopped {
+		g.mu.Lock()
+		if lost >= 0 {
+			g.mu.stopped = fmt.Sprintf("worker %d exited", lost)
+		} else {
+			g.mu.stopped = "a worker's cell failed while the others waited"
+		}
+		g.stopLocked()
+		g.mu.Unlock()
+	}
+	return merge(results, outs, lost, n)
+}
+
+// merge is the cell's result from every worker's: worker 0's, unless a
+// worker was lost or only other workers failed.
+func merge(results []kernel.ExecuteResult, outs []*rankOutput, lost, n int) kernel.ExecuteResult {
+	if lost >= 0 {
+		e := results[lost].Err
+		return kernel.ExecuteResult{Err: &kernel.ExecError{
+			Name:      "WorkerLost",
+			Value:     fmt.Sprintf("worker %d of %d: %s; all workers were stopped: %%workers restart starts a fresh set (restore a checkpoint to go on)", lost, n, e.Value),
+			Traceback: e.Traceback,
+		}}
+	}
+	var failed []int
+	for r, res := range results {
+		if res.Err != nil && res.Err.Name != "WorkerClosed" {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) == 0 || failed[0] == 0 {
+		res := results[0]
+		if len(failed) > 1 {
+			e := *res.Err
+			e.Value += fmt.Sprintf(" (also on workers %s)", ranks(failed[1:]))
+			res.Err = &e
+		}
+		return res
+	}
+	k := failed[0]
+	e := results[k].Err
+	tb := []string{fmt.Sprintf("worker %d's output:", k)}
+	tb = append(tb, strings.Split(strings.TrimRight(outs[k].text(), "\n"), "\n")...)
+	tb = append(tb, e.Traceback...)
+	return kernel.ExecuteResult{Err: &kernel.ExecError{
+		Name:      "Diverged",
+		Value:     fmt.Sprintf("worker %d failed (%s: %s) while worker 0 did not; the workers' state may now differ: %%workers restart", k, e.Name, e.Value),
+		Traceback: tb,
+	}}
+}
+
+func ranks(rs []int) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = strconv.Itoa(r)
+	}
+	return strings.Join(s, ", ")
+}
+
+// sharedInput hands every worker the lines worker 0 read from the front
+// end, in order, so fmt.Scan reads the same on each.
+type sharedInput struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	lines  []string
+	closed bool
+}
+
+func (s *sharedInput) add(line string) {
+	s.mu.Lock()
+	s.lines = append(s.lines, line)
+	s.mu.Unlock()
+	s.cond.Broadcast()
+}
+
+func (s *sharedInput) get(i int) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.lines) <= i && !s.closed {
+		s.cond.Wait()
+	}
+	if i < len(s.lines) {
+		return s.lines[i], nil
+	}
+	return "", fmt.Errorf("worker 0 read no more input in this cell")
+}
+
+func (s *sharedInput) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cond.Broadcast()
+}
+
+// firstOutput is worker 0's output: the cell's, recording input lines.
+type firstOutput struct {
+	kernel.Output
+	in *sharedInput
+}
+
+func (o *firstOutput) Input(prompt string, password bool) (string, error) {
+	line, err := o.Output.Input(prompt, password)
+	if err == nil {
+		o.in.add(line)
+	}
+	return line, err
+}
+
+// rankOutput is another worker's output: the end of its streams, kept in
+// case its cell fails; displays are dropped.
+type rankOutput struct {
+	mu    sync.Mutex
+	buf   []byte
+	in    *sharedInput
+	reads int
+}
+
+func (o *rankOutput) Stream(name, text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf = append(o.buf, text...)
+	if len(o.buf) > maxRankOutput {
+		o.buf = append(o.buf[:0], o.buf[len(o.buf)-maxRankOutput:]...)
+	}
+}
+
+func (o *rankOutput) Display(kernel.MIMEBundle, map[string]any, string, bool) {}
+func (o *rankOutput) ClearOutput(bool)                                        {}
+
+func (o *rankOutput) Input(string, bool) (string, error) {
+	o.mu.Lock()
+	i := o.reads
+	o.reads++
+	o.mu.Unlock()
+	return o.in.get(i)
+}
+
+func (o *rankOutput) text() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return string(o.buf)
+}
+
+// discard is an Output that shows nothing.
+type discard struct{}
+
+func (discard) Stream(string, string)                                   {}
+func (discard) Display(kernel.MIMEBundle, map[string]any, string, bool) {}
+func (discard) ClearOutput(bool)                                        {}
+func (discard) Input(string, bool) (string, error)                      { return "", fmt.Errorf("no input") }
+
+// current is the client that answers completion and inspection: the single
+// worker or worker 0.
+func (g *Group) current() *Client {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mu.one != nil {
+		return g.mu.one
+	}
+	if len(g.mu.many) > 0 && g.mu.stopped == "" {
+		return g.mu.many[0]
+	}
+	return nil
+}
+
+func (g *Group) Complete(code string, cursorPos int) kernel.CompleteResult {
+	if c := g.current(); c != nil {
+		return c.Complete(code, cursorPos)
+	}
+	return kernel.CompleteResult{CursorStart: cursorPos, CursorEnd: cursorPos}
+}
+
+func (g *Group) Inspect(code string, cursorPos, detailLevel int) kernel.InspectResult {
+	if c := g.current(); c != nil {
+		return c.Inspect(code, cursorPos, detailLevel)
+	}
+	return kernel.InspectResult{}
+}
+
+func (g *Group) IsComplete(code string) kernel.IsCompleteResult {
+	if c := g.current(); c != nil {
+		return c.IsComplete(code)
+	}
+	return kernel.IsCompleteResult{Status: "unknown"}
+}
+
+// Interrupt interrupts every worker: a multi-worker strategy agrees on it
+// at the next Run, so all stop at the same step.
+func (g *Group) Interrupt() {
+	g.mu.Lock()
+	one, many := g.mu.one, g.mu.many
+	g.mu.Unlock()
+	if one != nil {
+		one.Interrupt()
+	}
+	for _, c := range many {
+		c.Interrupt()
+	}
+}
+
+// Close stops every worker.
+func (g *Group) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopLocked()
+	g.mu.stopped = "the kernel is shutting down"
+	return nil
+}
