@@ -36,7 +36,8 @@ def text_of(output):
 
 class Notebooks(unittest.TestCase):
     def test_every_notebook_is_tested(self):
-        tested = {"01-quickstart.ipynb", "02-mnist.ipynb", "03-custom-loops.ipynb", "05-gorgonia.ipynb"}
+        tested = {"01-quickstart.ipynb", "02-mnist.ipynb", "03-custom-loops.ipynb", "04-multi-worker.ipynb",
+                  "05-gorgonia.ipynb"}
         present = {n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb")}
         self.assertEqual(present, tested, "a notebook without output checks")
 
@@ -90,6 +91,27 @@ class Notebooks(unittest.TestCase):
         final = re.search(r"final test accuracy: (\d\.\d+)", "".join(text_of(o) for o in code[5]["outputs"]))
         self.assertIsNotNone(final)
         self.assertGreaterEqual(float(final.group(1)), threshold)
+
+    def test_multi_worker(self):
+        nb = execute("04-multi-worker.ipynb")
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, cell in enumerate(code):
+            for out in cell["outputs"]:
+                self.assertNotEqual(out["output_type"], "error", f"code cell {i}: {out}")
+        texts = ["".join(text_of(o) for o in c["outputs"]) for c in code]
+        self.assertIn("2 workers on this machine", texts[0])
+        self.assertIn("MultiWorkerMirroredStrategy(worker 0 of 2", texts[1])
+        self.assertIn("replicas in sync: 2", texts[1])
+        # Worker 0's monitor only: one display.
+        self.assert_final_monitor(code[3], "2 workers: step 64/64")
+        two = re.search(r"2 workers: 64 steps, final loss (\d\.\d+)", texts[3])
+        self.assertIsNotNone(two, texts[3])
+        self.assertLess(float(two.group(1)), 0.3)
+        self.assertIn("1 worker;", texts[4])
+        one = re.search(r"1 process: 64 steps, final loss (\d\.\d+); largest difference from 2 workers: (\S+)", texts[7])
+        self.assertIsNotNone(one, texts[7])
+        self.assertEqual(one.group(1), two.group(1))
+        self.assertLessEqual(float(one.group(2)), 1e-5)
 
     def test_gorgonia(self):
         nb = execute("05-gorgonia.ipynb")
