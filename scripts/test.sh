@@ -2,9 +2,9 @@
 # Runs every test gotrain has, after doing all set-up on a fresh machine:
 # formatting and vet, Go tests with the race detector (among them the corpus
 # of 151 programs run as cells and under go run, tests/corpus), the pure-Go
-# BLAS build, short fuzzing, the Jupyter conformance
-# suite and robustness tests through Debian's jupyter_client, and every
-# notebook executed by nbconvert.
+# BLAS build, the OpenMPI binding under mpirun, short fuzzing, the Jupyter
+# conformance suite and robustness tests through Debian's jupyter_client, and
+# every notebook executed by nbconvert.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -38,6 +38,10 @@ section "other builds: pure-Go BLAS (noopenblas), no assembly (noasm), invariant
 go test -count=1 -tags noopenblas ./internal/blas/ ./graph/ ./strategy/
 go test -count=1 -tags noasm ./kernels/ ./nn/
 go test -count=1 -tags invariants ./strategy/ ./nn/
+
+section "OpenMPI: internal/mpi under mpirun (np 1-4)"
+go vet -tags mpi ./internal/mpi/
+scripts/mpi-test.sh
 
 section "fuzzing (short)"
 for target in "FuzzDecode ./kernel/" "FuzzReadFrame ./worker/" "FuzzReadIDX ./data/" "FuzzReadNPY ./data/"; do
