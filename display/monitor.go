@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -220,14 +222,23 @@ func (m *Monitor) record(step int, values map[string]float64) (Bundle, uint64) {
 }
 
 // Done sends the final state of the display, frozen: no ETA, and elapsed
-// time up to this call. Done does not check for an interrupt, so a
-// deferred Done shows where an interrupted run stopped. Calling Done again
-// does nothing.
+// time up to this call, and prints its progress line to standard output:
+// a console (jupyter-console, qtconsole) ignores the updates of a display
+// and would show the first step's state only. Done does not check for an
+// interrupt, so a deferred Done shows where an interrupted run stopped.
+// Calling Done again does nothing.
 func (m *Monitor) Done() {
 	if b, seq := m.finish(); b != nil {
 		m.send(b, seq)
+		if _, plain := sink().(stdoutSink); !plain {
+			// Outside a kernel the display itself was this line.
+			fmt.Fprintln(summaryOut, b[MIMEText])
+		}
 	}
 }
+
+// summaryOut is where Done prints its line; tests replace it.
+var summaryOut io.Writer = os.Stdout
 
 // finish marks the monitor done and returns its final bundle, or nil if it
 // was done already.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,6 +87,9 @@ func TestMonitorDoneFlushesFinalState(t *testing.T) {
 		}
 		m.Add(i, map[string]float64{"acc": acc, "loss": loss})
 	}
+	var summary strings.Builder
+	summaryOut = &summary
+	defer func() { summaryOut = os.Stdout }()
 	m.Done()
 	m.Done() // a second Done sends nothing
 
@@ -97,6 +101,10 @@ func TestMonitorDoneFlushesFinalState(t *testing.T) {
 	last := calls[len(calls)-1].b
 	if got := last[MIMEText]; got != want {
 		t.Errorf("final text/plain = %q, want %q", got, want)
+	}
+	// Consoles ignore display updates: Done prints the final line once.
+	if got := summary.String(); got != want+"\n" {
+		t.Errorf("Done printed %q, want the final progress line %q once", got, want)
 	}
 	if html := last[MIMEHTML].(string); !strings.Contains(html, want) || !strings.Contains(html, `<progress value="10000" max="10000"`) {
 		t.Errorf("final text/html lacks the progress line or bar: %.300s", html)

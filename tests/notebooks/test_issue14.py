@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import tempfile
+import threading
 import unittest
 
 SETUP = '''import (
@@ -144,3 +145,39 @@ class Issue14(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Console(unittest.TestCase):
+    """Item 9: jupyter-console ignores update_display_data, so the monitor's display stays at its first state;
+    Done prints the final progress line, which the console shows."""
+
+    def test_monitor_final_state_in_jupyter_console(self):
+        cell = ('import ("github.com/gotrain/gotrain/display"; "time"); '
+                'm := display.NewMonitor(display.Title("demo"), display.Total(40)); '
+                'for i := 1; i <= 40; i++ { m.Add(i, map[string]float64{"loss": 1/float64(i)}); time.Sleep(5*time.Millisecond) }; '
+                'm.Done(); println("cell done")\n')
+        p = subprocess.Popen(["/usr/bin/python3", "-m", "jupyter_console", "--kernel", "gotrain", "--simple-prompt"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        watchdog = threading.Timer(120, p.kill)  # a console that never prints ends the read loop
+        watchdog.start()
+        try:
+            p.stdin.write(cell)
+            p.stdin.flush()
+            out = []
+            # Read until the cell has finished (its stderr line), then quit.
+            while True:
+                line = p.stdout.readline()
+                self.assertNotEqual(line, "", "jupyter-console ended early: " + "".join(out))
+                out.append(line)
+                if "cell done" in line:
+                    break
+            p.stdin.write("quit\ny\n")
+            p.stdin.close()
+            p.wait(timeout=60)
+        finally:
+            watchdog.cancel()
+            if p.poll() is None:
+                p.kill()
+        text = "".join(out)
+        self.assertIn("demo: step 1/40", text)  # the display, never updated in a console
+        self.assertRegex(text, r"demo: step 40/40  loss 0\.0250")  # Done's line
