@@ -55,6 +55,52 @@ func (s *Mirrored) interrupted() error {
 	return nil
 }
 
+// agreeRun is Run's agreement across workers, one collective per Run: on a
+// pending interrupt (any worker's stops all), on a failure before the step
+// (this worker's error, or one naming the worker that failed), and on the
+// step's program: sig is the signature of the trace this worker is about
+// to run (trace.signature), and a worker whose cells built another model
+// or another step fails here, named, before a collective could mix its
+// buffers with the others'.
+func (s *Mirrored) agreeRun(local error, sig uint64) error {
+	flag := func(c bool) float64 {
+		if c {
+			return 1
+		}
+		return 0
+	}
+	mine := []float64{flag(safepoint.Requested()), flag(local != nil), float64(uint32(sig)), float64(sig >> 32)}
+	all, err := s.cluster.AllGather(mine)
+	if err != nil {
+		return clusterError("agreeing on the step", err)
+	}
+	for _, a := range all {
+		if len(a) != len(mine) {
+			return clusterError("agreeing on the step", fmt.Errorf("a worker sent %d values, want %d", len(a), len(mine)))
+		}
+	}
+	for _, a := range all {
+		if a[0] != 0 {
+			safepoint.Confirm()
+			return safepoint.Err()
+		}
+	}
+	for w, a := range all {
+		if a[1] != 0 {
+			if local != nil {
+				return local
+			}
+			return &wrapped{kind: ErrReplica, msg: fmt.Sprintf("strategy: worker %d could not trace this step (its error is in its own output); nothing ran on any worker", w)}
+		}
+	}
+	for w, a := range all {
+		if a[2] != all[0][2] || a[3] != all[0][3] {
+			return usageError("Run: worker %d traced another step than worker 0 (other variables, shapes, updates or outputs): the workers' cells built different models; build the model the same way on every worker (no map order, unseeded randomness or worker-dependent code) and restart the workers", w)
+		}
+	}
+	return nil
+}
+
 // agreeStep returns, on every worker, an error when the step failed on any
 // worker: this worker's own error, or one naming the first worker that
 // failed, so that no worker applies a step another one could not take.

@@ -78,6 +78,7 @@ type workerResult struct {
 	PerRep  []int     // per-replica input: the count of each step
 	Failed  []string  // the error of the step failed on purpose, and what it changed
 	Stopped bool      // an interrupt raised on worker 1 only stopped this worker's Run
+	Differ  string    // the error of a step whose model worker 1 built otherwise
 }
 
 // runWorkers starts size workers and returns their results in rank order.
@@ -147,6 +148,7 @@ func worker(t *testing.T, spec string) {
 	res.PerRep = perReplicaCounts(t, strategy.WithCluster(c))
 	res.Failed = failOnWorker1(t, strategy.WithCluster(c))
 	res.Stopped = interruptWorker1(t, strategy.WithCluster(c))
+	res.Differ = otherModelOnWorker1(t, strategy.WithCluster(c))
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +255,34 @@ func interruptWorker1(t *testing.T, opts ...strategy.Option) bool {
 	return errors.Is(err, safepoint.ErrInterrupted)
 }
 
+// otherModelOnWorker1 builds a hidden layer of 5 units on worker 1 and of 4
+// on the others, and returns the first step's error.
+func otherModelOnWorker1(t *testing.T, opts ...strategy.Option) string {
+	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(1))...)
+	defer closeStrategy(t, s)
+	var model *nn.Sequential
+	var opt nn.Optimizer
+	s.Scope(func() {
+		units := 4
+		if s.WorkerID() == 1 {
+			units = 5
+		}
+		model = nn.NewSequential(nn.Dense(units, nn.ReLU), nn.Dense(2))
+		opt = nn.NewSGD(0.1)
+	})
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 8)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+		return loss
+	}
+	it := s.DistributeDataset(data.FromTensorSlices(data.RandomNormal(1, 8, 3), data.RandomInts(2, 2, 8)).Batch(8)).Iter()
+	defer it.Close()
+	it.Next()
+	_, err := s.TryRun(step, it.Batch())
+	return fmt.Sprint(err)
+}
+
 // TestMultiWorker trains the same model on 2 and 3 workers of 1 and 2
 // replicas each (a loopback cluster of processes) and on one replica in
 // this process, with Adam and SGD with momentum, in float32 and float64,
@@ -315,6 +345,9 @@ func TestMultiWorker(t *testing.T) {
 			wantCounts := map[int][]int{2: {4, 4, 1}, 3: {6, 3}}[size]
 			if !slices.Equal(r.PerRep, wantCounts) {
 				t.Errorf("%d workers: worker %d's per-replica steps counted %v, want %v", size, rank, r.PerRep, wantCounts)
+			}
+			if !strings.Contains(r.Differ, "worker 1 traced another step than worker 0") {
+				t.Errorf("%d workers: worker %d: a model built otherwise on worker 1 gave %q", size, rank, r.Differ)
 			}
 			if !r.Stopped {
 				t.Errorf("%d workers: worker %d went on after worker 1 was interrupted", size, rank)

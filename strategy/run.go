@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/internal/safepoint"
 )
 
 // replicaLoop is a replica's persistent goroutine: it runs the jobs Run hands it,
@@ -142,8 +143,10 @@ func (s *Mirrored) Run(stepFn any, args ...any) PerReplica {
 // after Close.
 func (s *Mirrored) TryRun(stepFn any, args ...any) (PerReplica, error) {
 	s.checkOpen()
-	if err := s.interrupted(); err != nil {
-		return PerReplica{}, err
+	if !s.multi() {
+		if err := safepoint.Err(); err != nil {
+			return PerReplica{}, err
+		}
 	}
 	if CurrentReplicaContext() != nil {
 		// runMu is held by the Run that is tracing: calling Run here would
@@ -166,6 +169,17 @@ func (s *Mirrored) TryRun(stepFn any, args ...any) (PerReplica, error) {
 	defer s.runMu.Unlock()
 	s.checkOpen()
 	tr, err := s.lookup(stepFn, fn, in)
+	if s.multi() {
+		// Every worker gets here once per Run, traced or not: they agree
+		// on interrupts, on tracing failures and on what they traced.
+		var sig uint64
+		if err == nil {
+			sig = tr.signature()
+		}
+		if err := s.agreeRun(err, sig); err != nil {
+			return PerReplica{}, err
+		}
+	}
 	if err != nil {
 		return PerReplica{}, err
 	}

@@ -1,8 +1,10 @@
 package strategy
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"slices"
 	"sort"
@@ -69,6 +71,8 @@ type trace struct {
 	wasTrainable []bool
 	bufs32       [][]float32
 	bufs64       [][]float64
+
+	sig uint64 // signature, computed at its first call (several workers only); 0 before
 }
 
 // stale reports whether a variable the step reads changed trainability since
@@ -364,4 +368,38 @@ func flattenResults(t reflect.Type, results []reflect.Value) ([]*graph.Node, res
 		return nodes, resultShape{kind: resultNamed, n: len(nodes), names: names}, nil
 	}
 	return nil, resultShape{}, bad(v)
+}
+
+// signature hashes what the workers of a multi-worker strategy must agree
+// on for a step: the updates (names, variables and their shapes, in order)
+// and the outputs' shapes of replica 0's trace.
+func (tr *trace) signature() uint64 {
+	if tr.sig != 0 {
+		return tr.sig
+	}
+	h := fnv.New64a()
+	put := func(xs ...int) {
+		var b [8]byte
+		for _, x := range xs {
+			binary.LittleEndian.PutUint64(b[:], uint64(x))
+			h.Write(b[:])
+		}
+	}
+	rt := tr.replicas[0]
+	for _, u := range rt.ctx.updates {
+		h.Write([]byte(u.Name))
+		put(len(u.Vars))
+		for _, v := range u.Vars {
+			h.Write([]byte(v.Name()))
+			put(v.Shape()...)
+			put(-1)
+		}
+	}
+	put(len(rt.outputs))
+	for _, o := range rt.outputs {
+		put(o.Shape()...)
+		put(-1)
+	}
+	tr.sig = h.Sum64() | 1 // never 0, which means not computed yet
+	return tr.sig
 }
