@@ -50,6 +50,7 @@ if [ "$what" = mlp ] || [ "$what" = all ]; then
 	g11=$(gbench --replicas 1 --threads 1)
 	g1=$(gbench --replicas 1)
 	g2=$(gbench --replicas 2)
+	gw2=$(gbench --workers 2 --replicas 1)
 	rate() { sed -E 's/.*: ([0-9.]+) samples\/s/\1/' <<<"$1"; }
 	# torch.set_num_threads(1) does not bound Debian's OpenBLAS, so "single 1"
 	# runs on two BLAS threads here; pinning OpenBLAS gives the one-core figure.
@@ -61,6 +62,8 @@ if [ "$what" = mlp ] || [ "$what" = all ]; then
 	echo "ratio gotrain 1 replica / torch single 1 as the script runs it:   $(ratio "$g1" "$(rate "$t1s")")x"
 	echo "ratio gotrain 2 replicas / gotrain 1 replica on 1 core (scaling): $(ratio "$g2" "$g11")x"
 	echo "ratio gotrain 2 replicas / torch ddp gloo 2:                      $(ratio "$g2" "$(rate "$t2")")x"
+	echo "ratio gotrain 2 workers x 1 replica / 1 process x 2 replicas:     $(ratio "$gw2" "$g2")x"
+	echo "ratio gotrain 2 workers x 1 replica / torch ddp gloo 2:           $(ratio "$gw2" "$(rate "$t2")")x"
 	echo "== seed model 10-16-2, global batch 64, 2 replicas (Run+Reduce overhead dominates)"
 	bin/gotrain bench mlp --dims 10,16,2 --batch 64 --steps 20000 --replicas 2 | awk '/^samples\/s:/ { printf "%.1f µs per step\n", 64e6 / $2 }'
 fi

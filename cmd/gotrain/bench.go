@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,6 +18,7 @@ import (
 	"github.com/gotrain/gotrain/internal/blas"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/worker"
 )
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -28,6 +33,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 200, "timed training steps")
 	dtype := fs.String("dtype", "f32", "f32 or f64")
 	threads := fs.Int("threads", 0, "BLAS threads per replica; 0 divides the cores among replicas")
+	workers := fs.Int("workers", 1, "worker processes (a loopback cluster on this machine), each with --replicas replicas")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -43,8 +49,29 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("gotrain bench mlp: --dtype: want f32 or f64, got %q", *dtype)
 	}
+	if *workers < 1 {
+		return fmt.Errorf("gotrain bench mlp: --workers: want N ≥ 1, got %d", *workers)
+	}
+	spec := os.Getenv(worker.ClusterEnv)
+	if *workers > 1 && spec == "" {
+		return benchWorkers(*workers, args, stdout)
+	}
 	var opts []strategy.Option
 	perReplica := max(1, runtime.NumCPU() / *replicas)
+	if spec != "" {
+		c, err := joinCluster(spec)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		opts = append(opts, strategy.WithCluster(c))
+		// The workers' replicas share the cores.
+		perReplica = max(1, runtime.NumCPU()/(*replicas**workers))
+		if *threads == 0 {
+			opts = append(opts, strategy.WithBLASThreads(false))
+			blas.SetThreads(perReplica)
+		}
+	}
 	if *threads > 0 {
 		// One replica on one core is the baseline that replica scaling is
 		// measured against.
@@ -58,10 +85,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	flopsPerSample := mlpFlops(dims)
 	achieved := rate * flopsPerSample / 1e9
-	peak := gemmPeak(*replicas, perReplica, dt)
-	fmt.Fprintf(stdout, "mlp dims=%s replicas=%d global_batch=%d %s blas=%s threads/replica=%d\n", *dimsFlag, *replicas, *batch, *dtype, blas.Name(), perReplica)
-	fmt.Fprintf(stdout, "GFLOP/s: %.1f (%.0f%% of this machine's %s gemm peak %.1f GFLOP/s, same replicas and BLAS threads)\n",
-		achieved, 100*achieved/peak, *dtype, peak)
+	fmt.Fprintf(stdout, "mlp dims=%s workers=%d replicas=%d global_batch=%d %s blas=%s threads/replica=%d\n", *dimsFlag, *workers, *replicas, *batch, *dtype, blas.Name(), perReplica)
+	if spec != "" {
+		// Every worker would measure the peak while the others do: no
+		// peak figure for several workers.
+		fmt.Fprintf(stdout, "GFLOP/s: %.1f\n", achieved)
+	} else {
+		peak := gemmPeak(*replicas, perReplica, dt)
+		fmt.Fprintf(stdout, "GFLOP/s: %.1f (%.0f%% of this machine's %s gemm peak %.1f GFLOP/s, same replicas and BLAS threads)\n",
+			achieved, 100*achieved/peak, *dtype, peak)
+	}
 	fmt.Fprintf(stdout, "samples/s: %.0f\n", rate)
 	return nil
 }
@@ -131,4 +164,38 @@ func gemmPeak(workers, threads int, dt graph.DType) float64 {
 	}
 	wg.Wait()
 	return float64(workers) * reps * 2 * n * n * n / time.Since(start).Seconds() / 1e9
+}
+
+// benchWorkers runs the benchmark as n worker processes of this binary,
+// joined by a loopback cluster; worker 0's report is the benchmark's, and
+// a worker that fails fails it with its output.
+func benchWorkers(n int, args []string, stdout io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "gotrain-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "cluster")
+	outs := make([]bytes.Buffer, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		cmd := exec.Command(exe, append([]string{"bench"}, args...)...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=loopback %d %d %s", worker.ClusterEnv, r, n, sock))
+		cmd.Stdout, cmd.Stderr = &outs[r], &outs[r]
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[r] = cmd.Run() }()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			return fmt.Errorf("gotrain bench mlp: worker %d of %d: %v\n%s", r, n, err, outs[r].String())
+		}
+	}
+	_, err = io.Copy(stdout, &outs[0])
+	return err
 }

@@ -33,8 +33,15 @@ func runWorker(args []string, _, stderr io.Writer) error {
 		Address:     worker.Address(*connect),
 		MemoryLimit: *memLimit,
 		NewExecutor: func() (kernel.Executor, error) {
-			if err := joinCluster(os.Getenv(worker.ClusterEnv)); err != nil {
+			c, err := joinCluster(os.Getenv(worker.ClusterEnv))
+			if err != nil {
 				return nil, err
+			}
+			if c != nil {
+				strategy.UseCluster(c)
+				// The workers run the same cell: an interrupt must stop
+				// them all at the same Run, where they agree on it.
+				safepoint.SetAgreed(true)
 			}
 			return session.New(session.Options{})
 		},
@@ -48,17 +55,17 @@ func runWorker(args []string, _, stderr io.Writer) error {
 }
 
 // joinCluster joins the cluster spec describes (worker.ClusterEnv: "loopback
-// RANK SIZE SOCKET", set by the kernel's %workers) and makes it the one
-// strategy.NewMultiWorkerMirrored uses. An empty spec is a worker of its
-// own. It waits up to a minute for the other workers.
-func joinCluster(spec string) error {
+// RANK SIZE SOCKET", set by the kernel's %workers and by bench --workers).
+// An empty spec is a process of its own: no cluster. It waits up to a
+// minute for the other workers.
+func joinCluster(spec string) (*loopback.Cluster, error) {
 	if spec == "" {
-		return nil
+		return nil, nil
 	}
 	var kind, sock string
 	var rank, size int
 	if _, err := fmt.Sscan(spec, &kind, &rank, &size, &sock); err != nil || kind != "loopback" {
-		return fmt.Errorf("gotrain worker: %s=%q: want \"loopback RANK SIZE SOCKET\"", worker.ClusterEnv, spec)
+		return nil, fmt.Errorf("gotrain worker: %s=%q: want \"loopback RANK SIZE SOCKET\"", worker.ClusterEnv, spec)
 	}
 	var c *loopback.Cluster
 	var err error
@@ -68,11 +75,7 @@ func joinCluster(spec string) error {
 		c, err = loopback.Dial(sock, rank, size, time.Minute)
 	}
 	if err != nil {
-		return fmt.Errorf("gotrain worker: joining the other workers: %w", err)
+		return nil, fmt.Errorf("gotrain: joining the other workers: %w", err)
 	}
-	strategy.UseCluster(c)
-	// The workers run the same cell: an interrupt must stop them all at
-	// the same Run, where they agree on it.
-	safepoint.SetAgreed(true)
-	return nil
+	return c, nil
 }
