@@ -88,9 +88,15 @@
 // Gradients are summed over the local replicas and then across workers
 // through the [Cluster], whose sum must give the same bits on every worker;
 // [Mirrored.Reduce] and [Mirrored.Gather] reduce across workers too, so
-// every worker must call them. Every Run first agrees on pending
-// interrupts, and after the replicas ran, on failures: a step that failed on
-// one worker applies nothing on any. [RunExternal] steps do the same.
+// every worker must call them. Every Run first agrees, in one collective,
+// on pending interrupts (all workers stop at the same Run; a worker of
+// several waits for this agreement instead of stopping at its own safe
+// points, internal/safepoint.SetAgreed), on a trace that failed, and on a
+// signature of the trace (updates, variables, shapes, outputs), so workers
+// whose cells built different models fail with an error naming the worker
+// before any gradient is summed. After the replicas ran they agree on
+// failures: a step that failed on one worker applies nothing on any.
+// [Mirrored.RunExternal] steps agree on interrupts and failures the same way.
 //
 // # Conventions
 //
