@@ -76,6 +76,17 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 	defer f.running.Store(false)
 	var res kernel.ExecuteResult
 	for _, line := range strings.Split(strings.TrimSpace(req.Code), "\n") {
+		// "onrank R LINE" runs LINE only on worker R of a Group's cluster.
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "onrank "); ok {
+			r, cmdLine, _ := strings.Cut(rest, " ")
+			var rank, size int
+			var kind, sock string
+			fmt.Sscan(os.Getenv(ClusterEnv), &kind, &rank, &size, &sock)
+			if strconv.Itoa(rank) != r {
+				continue
+			}
+			line = cmdLine
+		}
 		cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch cmd {
 		case "", "slowstart":
