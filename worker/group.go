@@ -241,6 +241,9 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 		select {
 		case r := <-done:
 			left--
+			if r == 0 {
+				in.close() // worker 0 reads no more: the others' reads fail
+			}
 			e := results[r].Err
 			switch {
 			case e == nil:

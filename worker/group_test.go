@@ -59,6 +59,13 @@ func TestGroup(t *testing.T) {
 		t.Errorf("Diverged says %q", res.Err.Value)
 	}
 
+	// Another worker asking for more input than worker 0 read fails
+	// instead of waiting for ever.
+	res = runGroup(g, "onrank 1 input more?", &recorder{})
+	if res.Err == nil || res.Err.Name != "Diverged" || !strings.Contains(res.Err.Value, "worker 0 read no more input") {
+		t.Errorf("input on worker 1 alone: %+v", res.Err)
+	}
+
 	// A failure everywhere is worker 0's, noting the others.
 	res = runGroup(g, "get nothing", &recorder{})
 	if res.Err == nil || res.Err.Name != "NameError" || !strings.Contains(res.Err.Value, "(also on workers 1, 2)") {
