@@ -3,8 +3,10 @@
 # formatting and vet, Go tests with the race detector (among them the corpus
 # of 151 programs run as cells and under go run, tests/corpus), the pure-Go
 # BLAS build, the OpenMPI binding under mpirun, short fuzzing, the Jupyter
-# conformance suite and robustness tests through Debian's jupyter_client, and
-# every notebook executed by nbconvert.
+# conformance suite and robustness tests through Debian's jupyter_client,
+# every notebook executed by nbconvert, JupyterLab's client library and the
+# classic Notebook in Chromium (tests/web), and a JupyterLab application in
+# Chromium (tests/lab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -57,3 +59,4 @@ cd "$root"
 
 section "JupyterLab's client library and a real browser (Chromium) on the Notebook"
 tests/web/run.sh gotrain
+tests/lab/run.sh
