@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/strategy"
 )
 
 // ErrCheckpoint is wrapped by every error of SaveCheckpoint,
@@ -96,11 +97,46 @@ func checkpointIOError(path, doing string, err error) error {
 // It must not run concurrently with strategy.Run on the same variables (call
 // it between steps). It returns an error wrapping ErrCheckpoint for
 // duplicate or empty variable names and for any I/O failure.
+//
+// On a multi-worker strategy (the variables' owner has several workers)
+// worker 0 writes the file and every worker returns its outcome.
 func SaveCheckpoint(path string, src VariableSource) (err error) {
 	if src == nil {
 		return checkpointError(path, "want a strategy, model or VariableList to save, got nil")
 	}
-	vars := src.Variables()
+	if s := workersOf(src.Variables()); s != nil {
+		if s.WorkerID() == 0 {
+			err = saveCheckpoint(path, src.Variables())
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		shared, berr := s.BroadcastFromChief([]byte(msg))
+		switch {
+		case berr != nil:
+			return checkpointIOError(path, "agree on the save", berr)
+		case s.WorkerID() != 0 && len(shared) > 0:
+			return checkpointError(path, "worker 0 could not save it: %s", shared)
+		}
+		return err
+	}
+	return saveCheckpoint(path, src.Variables())
+}
+
+// workersOf returns the strategy of vars when it has several workers, else
+// nil.
+func workersOf(vars []*Variable) *strategy.Mirrored {
+	if len(vars) == 0 || vars[0] == nil {
+		return nil
+	}
+	if s := strategy.OwnerOf(vars[0]); s != nil && s.NumWorkers() > 1 {
+		return s
+	}
+	return nil
+}
+
+func saveCheckpoint(path string, vars []*Variable) (err error) {
 	seen := make(map[string]bool, len(vars))
 	for i, v := range vars {
 		if v == nil {
@@ -246,6 +282,36 @@ func ReadCheckpointIndex(path string) ([]CheckpointEntry, error) {
 	return parseCheckpoint(path, b)
 }
 
+// readCheckpointFor is ReadCheckpointIndex where worker 0 of a multi-worker
+// strategy owning vars reads the file and sends its bytes to the others,
+// so only worker 0 needs it (no shared file system).
+func readCheckpointFor(path string, vars []*Variable) ([]CheckpointEntry, error) {
+	s := workersOf(vars)
+	if s == nil {
+		return ReadCheckpointIndex(path)
+	}
+	// One status byte (0: the file follows; 1: worker 0's error follows).
+	var msg []byte
+	if s.WorkerID() == 0 {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			msg = append([]byte{1}, checkpointIOError(path, "read", err).Error()...)
+		} else {
+			msg = append([]byte{0}, b...)
+		}
+	}
+	shared, err := s.BroadcastFromChief(msg)
+	switch {
+	case err != nil:
+		return nil, checkpointIOError(path, "receive from worker 0", err)
+	case len(shared) == 0:
+		return nil, checkpointError(path, "worker 0 sent nothing")
+	case shared[0] == 1:
+		return nil, &wrapCheckpoint{msg: string(shared[1:]), err: errors.New(string(shared[1:]))}
+	}
+	return parseCheckpoint(path, shared[1:])
+}
+
 // parseCheckpoint checks the structure before the checksum, so a truncated
 // file is reported as truncated, at the byte where it ends.
 func parseCheckpoint(path string, b []byte) ([]CheckpointEntry, error) {
@@ -380,7 +446,7 @@ func RestoreCheckpoint(path string, dst VariableSource, opts ...RestoreOption) e
 	if dst == nil {
 		return checkpointError(path, "want a strategy, model or VariableList to restore into, got nil")
 	}
-	entries, err := ReadCheckpointIndex(path)
+	entries, err := readCheckpointFor(path, dst.Variables())
 	if err != nil {
 		return err
 	}

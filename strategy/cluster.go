@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/safepoint"
 )
 
@@ -193,4 +194,22 @@ func NewMultiWorkerMirrored(opts ...Option) *Mirrored {
 	c := processCluster.c
 	processCluster.Unlock()
 	return NewMirrored(append([]Option{WithCluster(c)}, opts...)...)
+}
+
+// OwnerOf returns the open strategy v was created under, or nil: package nn
+// asks it where a checkpoint's variables live.
+func OwnerOf(v *graph.Variable) *Mirrored { return live.owner(v) }
+
+// BroadcastFromChief returns worker 0's b on every worker (b itself with
+// one worker): a checkpoint's bytes read by worker 0, a save's outcome.
+// Every worker must call it at the same point.
+func (s *Mirrored) BroadcastFromChief(b []byte) ([]byte, error) {
+	if !s.multi() {
+		return b, nil
+	}
+	out, err := s.cluster.Broadcast(b, 0)
+	if err != nil {
+		return nil, clusterError("broadcasting from worker 0", err)
+	}
+	return out, nil
 }

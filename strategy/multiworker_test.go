@@ -79,6 +79,7 @@ type workerResult struct {
 	Failed  []string  // the error of the step failed on purpose, and what it changed
 	Stopped bool      // an interrupt raised on worker 1 only stopped this worker's Run
 	Differ  string    // the error of a step whose model worker 1 built otherwise
+	Ckpt    []string  // the checkpoint: restored, the file exists on this worker, a missing file's error
 }
 
 // runWorkers starts size workers and returns their results in rank order.
@@ -149,6 +150,7 @@ func worker(t *testing.T, spec string) {
 	res.Failed = failOnWorker1(t, strategy.WithCluster(c))
 	res.Stopped = interruptWorker1(t, strategy.WithCluster(c))
 	res.Differ = otherModelOnWorker1(t, strategy.WithCluster(c))
+	res.Ckpt = checkpointOnChief(t, os.Getenv(envOut)+".d", strategy.WithCluster(c))
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +285,28 @@ func otherModelOnWorker1(t *testing.T, opts ...strategy.Option) string {
 	return fmt.Sprint(err)
 }
 
+// checkpointOnChief saves a checkpoint to a folder of this worker's own
+// (so the workers' paths differ), zeroes the variables and restores it:
+// worker 0 alone writes, and every worker restores worker 0's file. It
+// returns whether the values came back, whether this worker's file exists,
+// and a missing file's error.
+func checkpointOnChief(t *testing.T, dir string, opts ...strategy.Option) []string {
+	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(1))...)
+	defer closeStrategy(t, s)
+	os.MkdirAll(dir, 0o755)
+	path := filepath.Join(dir, "ckpt")
+	v := s.CreateVariable("v", []int{3}, []float64{1, 2, 3})
+	if err := nn.SaveCheckpoint(path, s); err != nil {
+		t.Fatal(err)
+	}
+	v.Assign([]float64{0, 0, 0})
+	err := nn.RestoreCheckpoint(path, s)
+	restored := err == nil && slices.Equal(v.Value(), []float64{1, 2, 3})
+	_, statErr := os.Stat(path)
+	missing := nn.RestoreCheckpoint(filepath.Join(dir, "none"), s)
+	return []string{strconv.FormatBool(restored), strconv.FormatBool(statErr == nil), fmt.Sprint(missing)}
+}
+
 // TestMultiWorker trains the same model on 2 and 3 workers of 1 and 2
 // replicas each (a loopback cluster of processes) and on one replica in
 // this process, with Adam and SGD with momentum, in float32 and float64,
@@ -348,6 +372,9 @@ func TestMultiWorker(t *testing.T) {
 			}
 			if !strings.Contains(r.Differ, "worker 1 traced another step than worker 0") {
 				t.Errorf("%d workers: worker %d: a model built otherwise on worker 1 gave %q", size, rank, r.Differ)
+			}
+			if r.Ckpt[0] != "true" || r.Ckpt[1] != strconv.FormatBool(rank == 0) || !strings.Contains(r.Ckpt[2], "no such file") {
+				t.Errorf("%d workers: worker %d's checkpoint (restored, file here, missing file's error): %v", size, rank, r.Ckpt)
 			}
 			if !r.Stopped {
 				t.Errorf("%d workers: worker %d went on after worker 1 was interrupted", size, rank)
