@@ -143,6 +143,10 @@ type Monitor struct {
 		shownAt   time.Time
 		shownStep int
 		shownAdds int
+
+		// The last progress line printed as text (see lineDueLocked).
+		lineAt   time.Time
+		lineStep int
 	}
 
 	// out orders the sends: a bundle built earlier but sent later than a
@@ -188,6 +192,45 @@ func (m *Monitor) Add(step int, values map[string]float64) {
 	safepoint.Check()
 	if b, seq := m.record(step, values); b != nil {
 		m.send(b, seq)
+		if m.lineDue(seq) {
+			m.printLine(b)
+		}
+	}
+}
+
+// Text progress lines: consoles (jupyter-console, qtconsole) show a
+// display's first state and ignore its updates, and no message tells a
+// kernel which front end it talks to. So every front end also gets the
+// progress line as text, rarely enough not to clutter a notebook: at most
+// one per lineEvery and one per tenth of the run (per tenfold growth of
+// the step without a Total), so a run of under lineEvery prints only
+// Done's summary.
+const lineEvery = 10 * time.Second
+
+// lineDue reports whether the update seq, just sent, also prints its
+// progress line, and records it if so.
+func (m *Monitor) lineDue(seq uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if seq != m.mu.seq || m.mu.now.Sub(m.mu.start) < lineEvery || m.mu.now.Sub(m.mu.lineAt) < lineEvery {
+		return false
+	}
+	if m.cfg.total > 0 {
+		if (m.mu.step-m.mu.lineStep)*10 < m.cfg.total {
+			return false
+		}
+	} else if m.mu.step < 10*max(1, m.mu.lineStep) {
+		return false
+	}
+	m.mu.lineAt, m.mu.lineStep = m.mu.now, m.mu.step
+	return true
+}
+
+// printLine prints b's progress line, unless outside a kernel, where the
+// display itself was this line.
+func (m *Monitor) printLine(b Bundle) {
+	if _, plain := sink().(stdoutSink); !plain {
+		fmt.Fprintln(summaryOut, b[MIMEText])
 	}
 }
 
@@ -222,22 +265,20 @@ func (m *Monitor) record(step int, values map[string]float64) (Bundle, uint64) {
 }
 
 // Done sends the final state of the display, frozen: no ETA, and elapsed
-// time up to this call, and prints its progress line to standard output:
-// a console (jupyter-console, qtconsole) ignores the updates of a display
-// and would show the first step's state only. Done does not check for an
+// time up to this call, and prints its progress line to standard output,
+// as Add does now and then (see lineEvery): a console (jupyter-console,
+// qtconsole) ignores the updates of a display and would show the first
+// step's state only. Done does not check for an
 // interrupt, so a deferred Done shows where an interrupted run stopped.
 // Calling Done again does nothing.
 func (m *Monitor) Done() {
 	if b, seq := m.finish(); b != nil {
 		m.send(b, seq)
-		if _, plain := sink().(stdoutSink); !plain {
-			// Outside a kernel the display itself was this line.
-			fmt.Fprintln(summaryOut, b[MIMEText])
-		}
+		m.printLine(b)
 	}
 }
 
-// summaryOut is where Done prints its line; tests replace it.
+// summaryOut is where the progress lines go; tests replace it.
 var summaryOut io.Writer = os.Stdout
 
 // finish marks the monitor done and returns its final bundle, or nil if it

@@ -2,6 +2,7 @@ package display
 
 import (
 	"encoding/xml"
+	"fmt"
 	"errors"
 	"io"
 	"math"
@@ -103,8 +104,8 @@ func TestMonitorDoneFlushesFinalState(t *testing.T) {
 		t.Errorf("final text/plain = %q, want %q", got, want)
 	}
 	// Consoles ignore display updates: Done prints the final line once.
-	if got := summary.String(); got != want+"\n" {
-		t.Errorf("Done printed %q, want the final progress line %q once", got, want)
+	if got := summary.String(); !strings.HasSuffix(got, want+"\n") || strings.Count(got, want) != 1 {
+		t.Errorf("the text lines end %q, want the final progress line %q once, last", got, want)
 	}
 	if html := last[MIMEHTML].(string); !strings.Contains(html, want) || !strings.Contains(html, `<progress value="10000" max="10000"`) {
 		t.Errorf("final text/html lacks the progress line or bar: %.300s", html)
@@ -455,5 +456,54 @@ func TestMonitorClockPanicDoesNotLock(t *testing.T) {
 	case <-finished:
 	case <-time.After(5 * time.Second):
 		t.Fatal("monitor still locked after its clock panicked")
+	}
+}
+
+// TestMonitorTextLines: besides Done's summary, a long run prints its
+// progress line as text (for consoles, which ignore display updates) at
+// most once per 10 s and once per tenth of the run; a short one prints
+// only the summary.
+func TestMonitorTextLines(t *testing.T) {
+	useFakeSink(t)
+	lines := func(tick time.Duration, total, steps int) []string {
+		var b strings.Builder
+		summaryOut = &b
+		defer func() { summaryOut = os.Stdout }()
+		var opts []MonitorOption
+		if total > 0 {
+			opts = append(opts, Total(total))
+		}
+		m := NewMonitor(append(opts, Clock(newFakeClock(tick).now))...)
+		for i := 1; i <= steps; i++ {
+			m.Add(i, map[string]float64{"loss": 1})
+		}
+		m.Done()
+		return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	}
+	// 100 steps in 0.1 s: the summary alone.
+	if got := lines(time.Millisecond, 100, 100); len(got) != 1 || !strings.HasPrefix(got[0], "step 100/100") {
+		t.Errorf("a short run printed %q, want Done's line alone", got)
+	}
+	// 2000 steps of 1 s: a line per tenth (200 steps, well over 10 s), then the summary.
+	got := lines(time.Second, 2000, 2000)
+	if len(got) < 10 || len(got) > 11 {
+		t.Errorf("a run of 2000 s printed %d lines, want 10 or 11: %q", len(got), got)
+	}
+	for i, l := range got[:len(got)-1] {
+		// The first display update at or after each tenth (updates come
+		// every 4 steps here).
+		var step int
+		fmt.Sscanf(l, "step %d/2000", &step)
+		if lo := 200 * (i + 1); step < lo || step >= lo+4 {
+			t.Errorf("line %d is %q, want the step in [%d, %d)", i, l, lo, lo+4)
+		}
+	}
+	// 5000 steps of 10 ms (50 s): at most one line per 10 s.
+	if got := lines(10*time.Millisecond, 5000, 5000); len(got) > 6 {
+		t.Errorf("a run of 50 s printed %d lines, want at most 5 and the summary: %q", len(got), got)
+	}
+	// Without a Total: a line per tenfold growth of the step, 10 s apart.
+	if got := lines(time.Second, 0, 5000); len(got) != 4 {
+		t.Errorf("an open-ended run of 5000 steps printed %q, want steps 10, 100 and 1000 (or so) and the summary", got)
 	}
 }
