@@ -88,7 +88,8 @@ func NewToolchain(cfg ToolchainConfig) (*Toolchain, error) {
 	if t.race {
 		t.flags = append(t.flags, "-race")
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, haveInfo := debug.ReadBuildInfo()
+	if haveInfo {
 		for _, s := range bi.Settings {
 			if s.Key == "-tags" && s.Value != "" {
 				t.flags = append(t.flags, "-tags="+s.Value)
@@ -98,9 +99,24 @@ func NewToolchain(cfg ToolchainConfig) (*Toolchain, error) {
 	if err := os.MkdirAll(t.modDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cells: creating the session module: %w", err)
 	}
-	mod, host, err := sessionModule(string(gomod), src)
+	mod, host, indirect, err := sessionModule(string(gomod), src)
 	if err != nil {
 		return nil, err
+	}
+	if haveInfo {
+		// The modules this binary links bind a plugin to their versions,
+		// and gotrain's direct requirements stay as gotrain asks; its
+		// other requirements (gorgonia's, for package gg, which the kernel
+		// does not link) may move as any module's do.
+		linked := map[string]bool{}
+		for _, d := range bi.Deps {
+			linked[d.Path] = true
+		}
+		for path := range host {
+			if indirect[path] && !linked[path] {
+				delete(host, path)
+			}
+		}
 	}
 	t.host = host
 	if err := os.WriteFile(filepath.Join(t.modDir, "go.mod"), []byte(mod), 0o600); err != nil {
@@ -152,14 +168,15 @@ var requireLine = regexp.MustCompile(`^\s*([^\s()]+)\s+(v[^\s]+)`)
 // sessionModule writes the go.mod of the session's module from gotrain's:
 // the same requirements, gotrain itself replaced by its source tree, and
 // gotrain's replacements with their paths made absolute. It also returns
-// the module versions gotrain requires.
-func sessionModule(gomod, src string) (string, map[string]string, error) {
+// the module versions gotrain requires, and which of them are indirect.
+func sessionModule(gomod, src string) (mod string, host map[string]string, indirect map[string]bool, err error) {
 	var b strings.Builder
 	b.WriteString("module gotrain.cells\n\ngo 1.26\n\nrequire github.com/gotrain/gotrain v0.0.0\n\nreplace github.com/gotrain/gotrain => " + src + "\n")
 	// gorgonia's default version of this module panics at init on Go 1.26
 	// (it lists the Go versions it trusts); this one asks the runtime.
 	b.WriteString("\nrequire go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6\n")
-	host := map[string]string{}
+	host = map[string]string{}
+	indirect = map[string]bool{}
 	inRequire := false
 	sc := bufio.NewScanner(strings.NewReader(gomod))
 	for sc.Scan() {
@@ -174,7 +191,7 @@ func sessionModule(gomod, src string) (string, map[string]string, error) {
 		case strings.HasPrefix(line, "replace "):
 			old, repl, ok := strings.Cut(strings.TrimPrefix(line, "replace "), "=>")
 			if !ok {
-				return "", nil, fmt.Errorf("cells: gotrain's go.mod: cannot read %q", line)
+				return "", nil, nil, fmt.Errorf("cells: gotrain's go.mod: cannot read %q", line)
 			}
 			repl = strings.TrimSpace(repl)
 			if strings.HasPrefix(repl, ".") {
@@ -190,10 +207,13 @@ func sessionModule(gomod, src string) (string, map[string]string, error) {
 		}
 		if m := requireLine.FindStringSubmatch(line); m != nil {
 			host[m[1]] = m[2]
+			if strings.Contains(line, "// indirect") {
+				indirect[m[1]] = true
+			}
 			fmt.Fprintf(&b, "require %s %s\n", m[1], m[2])
 		}
 	}
-	return b.String(), host, nil
+	return b.String(), host, indirect, nil
 }
 
 func (t *Toolchain) goCmd(ctx context.Context, args ...string) (string, error) {
