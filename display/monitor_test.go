@@ -2,8 +2,8 @@ package display
 
 import (
 	"encoding/xml"
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
