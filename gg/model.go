@@ -106,7 +106,9 @@ func (m *Model) TryStep(opt nn.Optimizer, args ...any) (strategy.PerReplica, err
 		return strategy.PerReplica{}, usageError("Step: want an optimizer, got nil")
 	}
 	set, err := m.machines(true, args)
-	if err != nil {
+	// A worker whose graphs failed must not leave the others waiting in
+	// RunExternal's collectives.
+	if err := m.s.AgreeFailure(err); err != nil {
 		return strategy.PerReplica{}, err
 	}
 	step, ok := set.steps[opt]
@@ -146,7 +148,7 @@ func (m *Model) Evaluate(args ...any) strategy.PerReplica {
 // TryEvaluate is Evaluate returning its error.
 func (m *Model) TryEvaluate(args ...any) (strategy.PerReplica, error) {
 	set, err := m.machines(false, args)
-	if err != nil {
+	if err := m.s.AgreeFailure(err); err != nil {
 		return strategy.PerReplica{}, err
 	}
 	if set.eval == nil {

@@ -7,9 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	G "gorgonia.org/gorgonia"
 
 	"github.com/gotrain/gotrain/gg"
 	"github.com/gotrain/gotrain/graph"
@@ -43,7 +46,7 @@ func TestMultiWorker(t *testing.T) {
 		}
 		defer c.Close()
 		_, vars := trainWith(t, 2, strategy.WithCluster(c), strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
-		b, _ := json.Marshal(vars)
+		b, _ := json.Marshal(workerResult{Vars: vars, BuildErr: buildFailsOnWorker1(t, strategy.WithCluster(c))})
 		if err := os.WriteFile(out, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +62,7 @@ func TestMultiWorker(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	const size = 2
-	got := make([]map[string][]float64, size)
+	got := make([]workerResult, size)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := range size {
@@ -86,14 +89,50 @@ func TestMultiWorker(t *testing.T) {
 			t.Fatal(errs[r])
 		}
 		for name, w := range want {
-			if d := maxRelDiff(got[r][name], w); d > 1e-12 {
+			if d := maxRelDiff(got[r].Vars[name], w); d > 1e-12 {
 				t.Errorf("worker %d: %s differs from one replica's by %.3g", r, name, d)
 			}
-			if !slices.Equal(got[r][name], got[0][name]) {
+			if !slices.Equal(got[r].Vars[name], got[0].Vars[name]) {
 				t.Errorf("worker %d's %s is not worker 0's bits", r, name)
 			}
 		}
+		wantErr := map[int]string{0: "worker 1 failed this step", 1: "Inner dimensions do not match up"}[r]
+		if !strings.Contains(got[r].BuildErr, wantErr) {
+			t.Errorf("worker %d: a build failing on worker 1 alone gave %q, want it to say %q", r, got[r].BuildErr, wantErr)
+		}
 	}
+}
+
+type workerResult struct {
+	Vars     map[string][]float64
+	BuildErr string // the error of a step whose graph only worker 1 cannot build
+}
+
+// buildFailsOnWorker1 runs a step of a model whose graph worker 1 cannot
+// build: every worker must return an error (none may wait in a collective
+// for worker 1), and a second model trains after it.
+func buildFailsOnWorker1(t *testing.T, opts ...strategy.Option) string {
+	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(1), strategy.WithDType(graph.Float64))...)
+	defer s.Close()
+	var model *gg.Model
+	s.Scope(func() {
+		model = gg.NewModel(func(r *gg.Replica, x, y *G.Node) *G.Node {
+			w := r.Param("w", []int{features, classes}, gg.GlorotU(1))
+			logits := G.Must(G.Mul(x, w))
+			if s.WorkerID() == 1 {
+				logits = G.Must(G.Mul(logits, w))
+			}
+			return r.AverageLoss(G.Must(G.Sum(logits, 1)))
+		})
+	})
+	it := s.DistributeDataset(dataset()).Iter()
+	defer it.Close()
+	it.Next()
+	_, err := model.TryStep(nn.NewSGD(0.1), it.Batch())
+	if _, err := s.TryRun(func(x, y *nn.Tensor) *nn.Tensor { return graph.Sum(x) }, it.Batch()); err != nil {
+		t.Errorf("a step after the failed build: %v", err)
+	}
+	return fmt.Sprint(err)
 }
 
 // trainWith trains mlp with Adam for the given epochs on a strategy made

@@ -102,6 +102,19 @@ func (s *Mirrored) agreeRun(local error, sig uint64) error {
 	return nil
 }
 
+// AgreeFailure is for engines that prepare a step before RunExternal (gg
+// builds its graphs): every worker calls it at the same point with its own
+// error or nil, and on every worker it returns that error, or, when only
+// another worker failed, an error wrapping ErrReplica that names it, so no
+// worker goes on into a collective the failed one will not reach. With one
+// worker it returns err.
+func (s *Mirrored) AgreeFailure(err error) error {
+	if !s.multi() {
+		return err
+	}
+	return s.agreeStep(err)
+}
+
 // agreeStep returns, on every worker, an error when the step failed on any
 // worker: this worker's own error, or one naming the first worker that
 // failed, so that no worker applies a step another one could not take.
