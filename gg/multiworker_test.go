@@ -34,13 +34,7 @@ func TestMultiWorker(t *testing.T) {
 		if _, err := fmt.Sscan(spec, &rank, &size, &sock, &out); err != nil {
 			t.Fatal(err)
 		}
-		var c *loopback.Cluster
-		var err error
-		if rank == 0 {
-			c, err = loopback.Listen(sock, size, 30*time.Second)
-		} else {
-			c, err = loopback.Dial(sock, rank, size, 30*time.Second)
-		}
+		c, err := loopback.Join(sock, rank, size, 30*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

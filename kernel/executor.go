@@ -1,6 +1,9 @@
 package kernel
 
-import "context"
+import (
+	"context"
+	"io"
+)
 
 // Executor runs the code that execute, complete, inspect and is_complete
 // requests carry. The kernel serializes Execute calls (one cell at a time)
@@ -84,3 +87,15 @@ type IsCompleteResult struct {
 	Status string
 	Indent string
 }
+
+// Discard is an Output that shows nothing: its Input fails with io.EOF, as
+// a request that allows no stdin would. Warming the build cache and a
+// worker group's start-up run cells through it.
+var Discard Output = discardOutput{}
+
+type discardOutput struct{}
+
+func (discardOutput) Stream(string, string)                            {}
+func (discardOutput) Display(MIMEBundle, map[string]any, string, bool) {}
+func (discardOutput) ClearOutput(bool)                                 {}
+func (discardOutput) Input(string, bool) (string, error)               { return "", io.EOF }

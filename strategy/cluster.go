@@ -35,27 +35,6 @@ type Cluster interface {
 // multi reports whether s is one of several workers.
 func (s *Mirrored) multi() bool { return s.size > 1 }
 
-// interrupted returns safepoint.ErrInterrupted, on every worker, when an
-// interrupt is pending on any worker: all stop at the same Run.
-//
-// On several workers the request is safepoint.Requested (a worker of
-// several waits for agreement, safepoint.SetAgreed); once agreed it is
-// confirmed, so the rest of the cell unwinds at its safe points as usual.
-func (s *Mirrored) interrupted() error {
-	if !s.multi() {
-		return safepoint.Err()
-	}
-	w, err := s.firstWorker("agreeing on an interrupt", safepoint.Requested())
-	if err != nil {
-		return err
-	}
-	if w >= 0 {
-		safepoint.Confirm()
-		return safepoint.Err()
-	}
-	return nil
-}
-
 // agreeRun is Run's agreement across workers, one collective per Run: on a
 // pending interrupt (any worker's stops all), on a failure before the step
 // (this worker's error, or one naming the worker that failed), and on the
@@ -63,14 +42,13 @@ func (s *Mirrored) interrupted() error {
 // to run (trace.signature), and a worker whose cells built another model
 // or another step fails here, named, before a collective could mix its
 // buffers with the others'.
+//
+// A worker of several waits for this agreement to interrupt
+// (safepoint.SetAgreed: its request is safepoint.Requested); once agreed
+// the interrupt is confirmed, so the rest of the cell unwinds at its safe
+// points as usual.
 func (s *Mirrored) agreeRun(local error, sig uint64) error {
-	flag := func(c bool) float64 {
-		if c {
-			return 1
-		}
-		return 0
-	}
-	mine := []float64{flag(safepoint.Requested()), flag(local != nil), float64(uint32(sig)), float64(sig >> 32)}
+	mine := []float64{one(safepoint.Requested()), one(local != nil), float64(uint32(sig)), float64(sig >> 32)}
 	all, err := s.cluster.AllGather(mine)
 	if err != nil {
 		return clusterError("agreeing on the step", err)
@@ -146,6 +124,14 @@ func (s *Mirrored) sumAcross(g Grad) error {
 	return nil
 }
 
+// one is 1 for true and 0 for false, as flags travel in collectives.
+func one(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // clusterError wraps a Cluster's error, which ends the multi-worker
 // strategy's usefulness: the workers no longer agree where they are.
 func clusterError(doing string, err error) error {
@@ -162,11 +148,7 @@ func (s *Mirrored) firstWorker(doing string, flag bool) (int, error) {
 		}
 		return -1, nil
 	}
-	v := 0.0
-	if flag {
-		v = 1
-	}
-	all, err := s.cluster.AllGather([]float64{v})
+	all, err := s.cluster.AllGather([]float64{one(flag)})
 	if err != nil {
 		return -1, clusterError(doing, err)
 	}

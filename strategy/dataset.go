@@ -282,14 +282,8 @@ func (it *DistributedIterator) localPerReplica() (*PerReplicaBatch, int, error) 
 // error on one worker ends the pass on all.
 func (it *DistributedIterator) agreePerReplica(b *PerReplicaBatch, count int, err error) error {
 	s := it.d.s
-	flag := func(c bool) float64 {
-		if c {
-			return 1
-		}
-		return 0
-	}
 	// has data, real rows, failed, cannot pad (no batch yet to take shapes from)
-	v := []float64{flag(b != nil), float64(count), flag(err != nil), flag(b == nil && it.batch == nil)}
+	v := []float64{one(b != nil), float64(count), one(err != nil), one(b == nil && it.batch == nil)}
 	if cerr := s.cluster.AllReduceF64(v); cerr != nil {
 		return clusterError("agreeing on the input", cerr)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/safepoint"
 	"github.com/gotrain/gotrain/kernels"
 )
 
@@ -76,7 +77,7 @@ type ExternalStep struct {
 // panics with ErrClosed after Close.
 func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, error) {
 	s.checkOpen()
-	if err := s.interrupted(); err != nil {
+	if err := s.startExternal(); err != nil {
 		return PerReplica{}, err
 	}
 	if CurrentReplicaContext() != nil {
@@ -148,6 +149,15 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 		return PerReplica{}, err
 	}
 	return externalOutputs(step, in, outs), nil
+}
+
+// startExternal is RunExternal's safe point: the interrupt check, agreed
+// across workers as Run's is (an external step has no trace to compare).
+func (s *Mirrored) startExternal() error {
+	if !s.multi() {
+		return safepoint.Err()
+	}
+	return s.agreeRun(nil, 0)
 }
 
 // checkExternal returns an error wrapping ErrUsage unless step has a replica
@@ -237,21 +247,18 @@ func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) 
 			err = &ReplicaError{Replica: 0, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", panicError(v))}
 		}
 	}()
+	n := len(s.loops)
+	bufs32, bufs64 := make([][]float32, n), make([][]float64, n)
 	for k, u := range updates {
 		sums := make([]Grad, len(u.Vars))
 		for i, per := range grads[k] {
+			for r, g := range per {
+				bufs32[r], bufs64[r] = g.F32, g.F64
+			}
 			if per[0].F32 != nil {
-				bufs := make([][]float32, len(per))
-				for r, g := range per {
-					bufs[r] = g.F32
-				}
-				kernels.AllReduceSum(bufs)
+				kernels.AllReduceSum(bufs32)
 			} else {
-				bufs := make([][]float64, len(per))
-				for r, g := range per {
-					bufs[r] = g.F64
-				}
-				kernels.AllReduceSum(bufs)
+				kernels.AllReduceSum(bufs64)
 			}
 			if err := s.sumAcross(per[0]); err != nil {
 				return err

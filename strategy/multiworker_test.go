@@ -129,13 +129,7 @@ func worker(t *testing.T, spec string) {
 		t.Fatalf("%s=%q: %v", envWorker, spec, err)
 	}
 	sock := os.Getenv(envSocket)
-	var c *loopback.Cluster
-	var err error
-	if rank == 0 {
-		c, err = loopback.Listen(sock, size, 30*time.Second)
-	} else {
-		c, err = loopback.Dial(sock, rank, size, 30*time.Second)
-	}
+	c, err := loopback.Join(sock, rank, size, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -181,10 +181,10 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 	// Wait until every worker runs its session (they join each other first).
 	warm := kernel.ExecuteRequest{Code: "", Silent: true}
 	if one != nil {
-		if r := one.Execute(ctx, warm, discard{}); r.Err != nil {
+		if r := one.Execute(ctx, warm, kernel.Discard); r.Err != nil {
 			return kernel.ExecuteResult{Err: r.Err}, false
 		}
-	} else if r := g.fanOut(ctx, warm, discard{}, many); r.Err != nil {
+	} else if r := g.fanOut(ctx, warm, kernel.Discard, many); r.Err != nil {
 		g.mu.Lock()
 		g.stopLocked()
 		g.mu.stopped = r.Err.Value
@@ -403,14 +403,6 @@ func (o *rankOutput) text() string {
 	defer o.mu.Unlock()
 	return string(o.buf)
 }
-
-// discard is an Output that shows nothing.
-type discard struct{}
-
-func (discard) Stream(string, string)                                   {}
-func (discard) Display(kernel.MIMEBundle, map[string]any, string, bool) {}
-func (discard) ClearOutput(bool)                                        {}
-func (discard) Input(string, bool) (string, error)                      { return "", fmt.Errorf("no input") }
 
 // current is the client that answers completion and inspection: the single
 // worker or worker 0.

@@ -40,17 +40,10 @@ func runWarm(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	res := s.Execute(context.Background(), kernel.ExecuteRequest{Code: warmCell}, discardOutput{})
+	res := s.Execute(context.Background(), kernel.ExecuteRequest{Code: warmCell}, kernel.Discard)
 	if res.Err != nil {
 		return fmt.Errorf("gotrain warm: %s: %s", res.Err.Name, res.Err.Value)
 	}
 	fmt.Fprintf(stdout, "gotrain warm: cells build against gotrain's packages (%.1f s)\n", time.Since(start).Seconds())
 	return nil
 }
-
-type discardOutput struct{}
-
-func (discardOutput) Stream(string, string)                                   {}
-func (discardOutput) Display(kernel.MIMEBundle, map[string]any, string, bool) {}
-func (discardOutput) ClearOutput(bool)                                        {}
-func (discardOutput) Input(string, bool) (string, error)                      { return "", io.EOF }

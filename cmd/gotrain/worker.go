@@ -67,13 +67,7 @@ func joinCluster(spec string) (*loopback.Cluster, error) {
 	if _, err := fmt.Sscan(spec, &kind, &rank, &size, &sock); err != nil || kind != "loopback" {
 		return nil, fmt.Errorf("gotrain worker: %s=%q: want \"loopback RANK SIZE SOCKET\"", worker.ClusterEnv, spec)
 	}
-	var c *loopback.Cluster
-	var err error
-	if rank == 0 {
-		c, err = loopback.Listen(sock, size, time.Minute)
-	} else {
-		c, err = loopback.Dial(sock, rank, size, time.Minute)
-	}
+	c, err := loopback.Join(sock, rank, size, time.Minute)
 	if err != nil {
 		return nil, fmt.Errorf("gotrain: joining the other workers: %w", err)
 	}

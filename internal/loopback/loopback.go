@@ -18,7 +18,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"os"
 	"slices"
 	"time"
 	"unsafe"
@@ -105,6 +104,16 @@ func Dial(path string, rank, size int, timeout time.Duration) (*Cluster, error) 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// Join joins the cluster of size workers at the Unix socket path as rank:
+// rank 0 listens (Listen), the others dial (Dial), each waiting up to
+// timeout for the others.
+func Join(path string, rank, size int, timeout time.Duration) (*Cluster, error) {
+	if rank == 0 {
+		return Listen(path, size, timeout)
+	}
+	return Dial(path, rank, size, timeout)
 }
 
 // Rank returns this worker's rank.
@@ -378,11 +387,4 @@ func floatsOf[T float32 | float64](b []byte) []T {
 		return nil
 	}
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(zero)))
-}
-
-// Path returns a fresh socket path in dir for a cluster (a Unix socket's
-// path is limited to about 100 bytes, so dir should be short, such as
-// os.TempDir()).
-func Path(dir string) string {
-	return fmt.Sprintf("%s/gotrain-loopback-%d-%d.sock", dir, os.Getpid(), time.Now().UnixNano())
 }

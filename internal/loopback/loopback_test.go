@@ -25,13 +25,7 @@ func start(t *testing.T, size int, fn func(c *Cluster) error) []error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var c *Cluster
-			var err error
-			if r == 0 {
-				c, err = Listen(path, size, 10*time.Second)
-			} else {
-				c, err = Dial(path, r, size, 10*time.Second)
-			}
+			c, err := Join(path, r, size, 10*time.Second)
 			if err != nil {
 				errs[r] = err
 				return
