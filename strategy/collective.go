@@ -21,10 +21,13 @@ var errAborted = errors.New("strategy: all-reduce abandoned: another replica fai
 //
 // The last replica to arrive sums every buffer in replica order
 // (kernels.AllReduceSum), so all replicas get the same bits whatever the
-// arrival order, and wakes the others. Safe for concurrent use.
+// arrival order, and wakes the others. On several workers it then sums the
+// local sum across workers (see across) before waking them. Safe for
+// concurrent use.
 type collective struct {
-	n  int // immutable
-	mu struct {
+	n       int       // immutable
+	workers workerSet // set once by checkCollectives, before the first step
+	mu      struct {
 		sync.Mutex
 		cond    *sync.Cond
 		arrived int         // replicas waiting in the current reduction
@@ -32,6 +35,7 @@ type collective struct {
 		aborted bool        // a replica failed this step; every call panics
 		bufs32  [][]float32 // per replica, the buffer of the current reduction
 		bufs64  [][]float64
+		cross   crossState // the step's reductions across workers
 	}
 }
 
@@ -49,18 +53,24 @@ func (c *collective) reset() {
 	defer c.mu.Unlock()
 	c.mu.aborted = false
 	c.mu.arrived = 0
+	c.mu.cross.reset()
 	clear(c.mu.bufs32)
 	clear(c.mu.bufs64)
 }
 
 // abort wakes every waiting replica, which then panics with errAborted; so
 // does every later call until reset. A failed replica calls it so no other
-// replica waits forever for it.
+// replica waits forever for it. On several workers it also releases the
+// other workers from the reduction they wait in for this one (release).
 func (c *collective) abort() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.mu.aborted = true
 	c.mu.cond.Broadcast()
+	k, ok := c.releaseLocked()
+	c.mu.Unlock()
+	if ok {
+		c.workers.release(k)
+	}
 }
 
 // arriveLocked registers replica r's arrival and, for the last arrival,
@@ -68,7 +78,7 @@ func (c *collective) abort() {
 // the step is abandoned first.
 func (c *collective) arriveLocked(reduce func()) {
 	if c.mu.aborted {
-		panic(errAborted)
+		panic(c.abortErrLocked())
 	}
 	c.mu.arrived++
 	if c.mu.arrived == c.n {
@@ -83,7 +93,7 @@ func (c *collective) arriveLocked(reduce func()) {
 		c.mu.cond.Wait()
 	}
 	if gen == c.mu.gen {
-		panic(errAborted)
+		panic(c.abortErrLocked())
 	}
 }
 
@@ -98,7 +108,10 @@ func (rc replicaCollective) AllReduceF32(buf []float32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.bufs32[rc.r] = buf
-	c.arriveLocked(func() { kernels.AllReduceSum(c.mu.bufs32) })
+	c.arriveLocked(func() {
+		kernels.AllReduceSum(c.mu.bufs32)
+		c.acrossLocked(c.mu.bufs32, nil)
+	})
 }
 
 func (rc replicaCollective) AllReduceF64(buf []float64) {
@@ -106,7 +119,10 @@ func (rc replicaCollective) AllReduceF64(buf []float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.bufs64[rc.r] = buf
-	c.arriveLocked(func() { kernels.AllReduceSum(c.mu.bufs64) })
+	c.arriveLocked(func() {
+		kernels.AllReduceSum(c.mu.bufs64)
+		c.acrossLocked(nil, c.mu.bufs64)
+	})
 }
 
 // rootCauses keeps the errors of replicas that failed on their own: a
@@ -148,5 +164,6 @@ func (tr *trace) checkCollectives() error {
 			}
 		}
 	}
+	tr.coll.joinWorkers(tr.replicas[0].ctx.s, c0)
 	return nil
 }

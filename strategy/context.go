@@ -210,8 +210,11 @@ func (c *ReplicaContext) ApplyUpdate(u Update) {
 }
 
 // AllReduce returns a node holding op (Sum or Mean) of n over all replicas,
-// the same bits on every replica. Each replica's step pauses at the
-// reduction, in the middle of its run, until every replica has computed n.
+// of every worker, the same bits on every replica. Each replica's step
+// pauses at the reduction, in the middle of its run, until every replica has
+// computed n. On several workers the local replicas' sum, in replica order,
+// is then summed across workers through the Cluster, so the result's bits
+// differ from one process's by rounding only (issue 12).
 //
 // The reduction is differentiable: the gradient of a cross-replica sum with
 // respect to each replica's n is the cross-replica sum of the gradients of
@@ -224,9 +227,6 @@ func (c *ReplicaContext) AllReduce(op ReduceOp, n *graph.Node) *graph.Node {
 	}
 	if n == nil || n.Graph() != c.g {
 		panic(usageError("AllReduce: want a node of replica %d's graph, got %v", c.ReplicaID(), n))
-	}
-	if c.s.multi() {
-		panic(usageError("AllReduce: a reduction inside the step across %d workers is not supported yet (synchronized batch norm needs it); reduce outside the step with Reduce, or train on one worker", c.s.size))
 	}
 	scale := 1.0
 	if op == Mean {

@@ -38,8 +38,9 @@ type ExternalInput struct {
 	// replicas together: a loss summed over the replica's real rows and
 	// divided by it sums over replicas to the batch mean.
 	GlobalCount float64
-	// First is the position in the global batch of the replica's first row,
-	// for errors that name an example.
+	// First is the position in the global batch, every worker's real rows
+	// in replica order, of the replica's first row, for errors that name an
+	// example.
 	First int
 }
 
@@ -105,6 +106,10 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 	if in.batch != nil {
 		count = float64(in.batch.count)
 	}
+	before, err := s.rowsBefore(in.batch)
+	if err != nil {
+		return PerReplica{}, err
+	}
 	n := len(step.Replicas)
 	outs := make([][]data.Tensor, n)
 	// An external step is long (a gorgonia MLP step takes milliseconds), so
@@ -113,6 +118,7 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 		ein := ExternalInput{Replica: s.rank*len(s.devices) + r, Args: in.args[r], GlobalCount: count}
 		if in.batch != nil {
 			ein.Mask = in.masks[r]
+			ein.First = before
 			for q := range r {
 				ein.First += in.batch.real[q]
 			}

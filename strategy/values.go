@@ -337,6 +337,23 @@ func (s *Mirrored) gatherAcross(shape []int, axis, outer, inner int, local []flo
 	return data.NewTensor(shape, out)
 }
 
+// Component returns component k of b (0: the first tensor of each element,
+// such as the features; 1: the labels), one value per replica of this
+// worker, as a per-example PerReplica: s.Gather(b.Component(k), 0) is then
+// the real rows of the whole global batch in its order, every worker's
+// rows included. It panics with an error wrapping ErrUsage if k is out of
+// range.
+func (b *PerReplicaBatch) Component(k int) PerReplica {
+	if k < 0 || k >= len(b.shards[0]) {
+		panic(usageError("PerReplicaBatch.Component: want a component in [0, %d), got %d", len(b.shards[0]), k))
+	}
+	vals := make([]data.Tensor, len(b.shards))
+	for r, sh := range b.shards {
+		vals[r] = sh[k]
+	}
+	return PerReplica{values: vals, batch: &batchInfo{rows: b.rows, real: b.real, count: b.count}}
+}
+
 // LocalResults returns the replica values (TF's
 // experimental_local_results); the same as p.Values().
 func (s *Mirrored) LocalResults(p PerReplica) []data.Tensor { return p.Values() }
