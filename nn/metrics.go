@@ -39,10 +39,18 @@ var (
 	_ Metric = (*AUC)(nil)
 )
 
+// BUG(issue 12): GatherBatch, and so Evaluate's labels, hold only this
+// worker's rows on several workers, while the predictions Evaluate gathers
+// hold every worker's; use s.Gather(b.Component(k), 0).
+
 // GatherBatch returns component k of a distributed batch (0: the first
 // tensor of each element, such as the features; 1: the labels) as one host
 // tensor with only the real rows, in the order of the global batch. It
 // panics with an error wrapping ErrUsage if k is out of range.
+//
+// A batch does not know its strategy, so on several workers GatherBatch
+// holds only this worker's rows; s.Gather(b.Component(k), 0) holds every
+// worker's, in the global batch's order.
 func GatherBatch(b *strategy.PerReplicaBatch, k int) data.Tensor {
 	if b == nil || b.NumReplicas() == 0 {
 		panic(usageError("GatherBatch: want a batch, got none"))

@@ -61,7 +61,12 @@ const splitMin = 1 << 16
 // elements in all, none is split. With deferProducts, the parts whose
 // gradient is a deferrable product leave it to the update. A multi-worker
 // strategy (multi) splits nothing yet: its gradients are summed across
-// workers whole, on the goroutine calling Run.
+// workers whole, on the goroutine calling Run. Splitting there needs two
+// things execute does not do: the agreement that no worker failed
+// (agreeStep) before any part writes a variable, which now comes after the
+// replicas, parts included; and each part's cross-worker sum issued from
+// one goroutine in the same order on every worker, while the parts run on
+// every replica's goroutine concurrently.
 func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 	n := len(tr.replicas)
 	ups := tr.replicas[0].ctx.updates
