@@ -107,23 +107,6 @@ func (s *Mirrored) agreeStep(local error) error {
 	return &wrapped{kind: ErrReplica, msg: fmt.Sprintf("strategy: worker %d failed this step (its error is in its own output); nothing was applied on any worker", w)}
 }
 
-// sumAcross adds g over workers, in place, after the local replicas' sum.
-func (s *Mirrored) sumAcross(g Grad) error {
-	if !s.multi() {
-		return nil
-	}
-	var err error
-	if g.F32 != nil {
-		err = s.cluster.AllReduceF32(g.F32)
-	} else {
-		err = s.cluster.AllReduceF64(g.F64)
-	}
-	if err != nil {
-		return clusterError(fmt.Sprintf("summing the gradient of %q", g.Var.Name()), err)
-	}
-	return nil
-}
-
 // one is 1 for true and 0 for false, as flags travel in collectives.
 func one(b bool) float64 {
 	if b {

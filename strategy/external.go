@@ -245,8 +245,9 @@ func externalGradients(step *ExternalStep) ([][][]Grad, error) {
 }
 
 // applyExternal sums each gradient over replicas, in replica order, into
-// every replica's buffer (then across workers into replica 0's), and calls
-// each update's Apply once with the sums.
+// every replica's buffer (then across workers into replica 0's, an update's
+// gradients fused as applyUpdates sums them: sumAcrossFused), and calls each
+// update's Apply once with the sums.
 func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -266,10 +267,10 @@ func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) 
 			} else {
 				kernels.AllReduceSum(bufs64)
 			}
-			if err := s.sumAcross(per[0]); err != nil {
-				return err
-			}
 			sums[i] = per[0]
+		}
+		if err := s.sumAcrossFused(sums); err != nil {
+			return err
 		}
 		u.Apply(sums)
 	}

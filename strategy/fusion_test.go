@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
 )
 
@@ -247,5 +248,57 @@ func TestSumAcrossFusedError(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %q, want it to contain %s", err, want)
 		}
+	}
+}
+
+// gradReplica is an external replica whose gradients are fixed buffers.
+type gradReplica struct{ grads map[*graph.Variable]Grad }
+
+func (g gradReplica) RunStep(ExternalInput) ([]data.Tensor, error) { return nil, nil }
+func (g gradReplica) Gradient(v *graph.Variable) Grad              { return g.grads[v] }
+
+// TestRunExternalFused checks that RunExternal sums an update's gradients
+// across workers fused, as Run does (issue 12): the MLP 784-512-512-10's six
+// gradients in three reductions, not one each, and Apply gets every
+// gradient summed over the workers.
+func TestRunExternalFused(t *testing.T) {
+	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			c := &doubling{}
+			s := NewMirrored(WithReplicas(1), WithCluster(c), WithDType(dt))
+			defer s.Close()
+			rep := gradReplica{grads: make(map[*graph.Variable]Grad)}
+			var vars []*graph.Variable
+			for _, g := range mlpGrads(dt, 784, 512, 512, 10) {
+				v := s.CreateVariable(g.Var.Name(), g.Var.Shape(), nil)
+				vars = append(vars, v)
+				rep.grads[v] = Grad{F32: g.F32, F64: g.F64}
+			}
+			var got []Grad
+			apply := func(gs []Grad) { got = slices.Clone(gs) }
+			step := &ExternalStep{Replicas: []ExternalReplica{rep}, Updates: []Update{{Name: "record", Vars: vars, Apply: apply}}}
+			if _, err := s.RunExternal(step); err != nil {
+				t.Fatal(err)
+			}
+			if c.calls != 3 {
+				t.Errorf("%d reductions across workers for %d gradients, want 3", c.calls, len(vars))
+			}
+			if len(got) != len(vars) {
+				t.Fatalf("Apply got %d gradients, want %d", len(got), len(vars))
+			}
+			for k, g := range got {
+				for j := range max(len(g.F32), len(g.F64)) {
+					x, want := 0.0, float64(j%7*2)
+					if g.F32 != nil {
+						x = float64(g.F32[j])
+					} else {
+						x = g.F64[j]
+					}
+					if x != want {
+						t.Fatalf("Apply's gradient of %s element %d = %v, want %v (summed over 2 workers)", vars[k].Name(), j, x, want)
+					}
+				}
+			}
+		})
 	}
 }

@@ -125,6 +125,7 @@ type Mirrored struct {
 	warn         io.Writer // immutable; WithWarnings
 	warnedShapes bool      // warned about a retrace for new shapes; guarded by runMu
 	warnedNew    bool      // warned about retraces of new closures; guarded by runMu
+	fusion       fusion    // sumAcrossFused's buckets, kept across steps; guarded by runMu
 
 	mu struct {
 		sync.Mutex

@@ -2,9 +2,6 @@ package strategy
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
-	"weak"
 
 	"github.com/gotrain/gotrain/kernels"
 )
@@ -80,57 +77,27 @@ const FusionBucket = 25 << 20
 const FusionAlone = 256 << 10
 
 // fusion is a strategy's buckets for summing gradients across workers, kept
-// from one step to the next so that a step allocates none. It is used by
-// one goroutine at a time: the one holding the strategy's runMu.
+// from one step to the next so that a step allocates none.
 type fusion struct {
 	f32 []float32
 	f64 []float64
 }
 
-// fusions holds every multi-worker strategy's buckets, from its first
-// fused sum until the strategy is garbage collected.
-// TODO(issue 12): a field of Mirrored, guarded by runMu, once strategy.go
-// takes it; fusionOf then returns its address.
-var fusions struct {
-	sync.Mutex
-	m map[weak.Pointer[Mirrored]]*fusion
-}
-
-// fusionOf returns s's buckets, empty at first.
-func fusionOf(s *Mirrored) *fusion {
-	k := weak.Make(s)
-	fusions.Lock()
-	defer fusions.Unlock()
-	if f := fusions.m[k]; f != nil {
-		return f
-	}
-	if fusions.m == nil {
-		fusions.m = make(map[weak.Pointer[Mirrored]]*fusion)
-	}
-	f := new(fusion)
-	fusions.m[k] = f
-	runtime.AddCleanup(s, func(k weak.Pointer[Mirrored]) {
-		fusions.Lock()
-		defer fusions.Unlock()
-		delete(fusions.m, k)
-	}, k)
-	return f
-}
-
 // sumAcrossFused adds every gradient of grads over workers, in place, after
-// the local replicas' sums, as sumAcross does one at a time, with the same
-// bits (a sum across workers is element by element): the gradients of one
+// the local replicas' sums, with the bits of one all-reduction per gradient
+// (a sum across workers is element by element): the gradients of one
 // dtype shorter than FusionAlone bytes are copied, in order, one after the
 // other into a bucket of at most FusionBucket bytes, each bucket is summed
 // in one all-reduction, and the sums are copied back; each longer gradient
-// is summed alone, in place, before the bucket it comes across. The buckets are kept across steps; a step that
-// needs more than the last one grows them. Every worker must call it with the same gradients'
-// lengths and dtypes in the same order.
+// is summed alone, in place, before the bucket it comes across. The buckets
+// (s.fusion) are kept across steps; a step that needs more than the last one
+// grows them. The caller holds runMu. Every worker must call it with the
+// same gradients' lengths and dtypes in the same order.
 func (s *Mirrored) sumAcrossFused(grads []Grad) error {
 	if !s.multi() {
 		return nil
 	}
-	f := fusionOf(s)
+	f := &s.fusion
 	if err := fuse(grads, &f.f32, FusionBucket/4, FusionAlone/4, func(g Grad) []float32 { return g.F32 }, s.cluster.AllReduceF32); err != nil {
 		return err
 	}
