@@ -39,24 +39,22 @@ var (
 	_ Metric = (*AUC)(nil)
 )
 
-// BUG(issue 12): GatherBatch, and so Evaluate's labels, hold only this
-// worker's rows on several workers, while the predictions Evaluate gathers
-// hold every worker's; use s.Gather(b.Component(k), 0).
-
 // GatherBatch returns component k of a distributed batch (0: the first
 // tensor of each element, such as the features; 1: the labels) as one host
-// tensor with only the real rows, in the order of the global batch. It
-// panics with an error wrapping ErrUsage if k is out of range.
-//
-// A batch does not know its strategy, so on several workers GatherBatch
-// holds only this worker's rows; s.Gather(b.Component(k), 0) holds every
-// worker's, in the global batch's order.
+// tensor with only the real rows, in the order of the global batch. On
+// several workers it holds every worker's rows, as the predictions Evaluate
+// gathers do, so every worker must call it at the same point (it is the
+// batch's strategy's Gather of b.Component(k)). It panics with an error
+// wrapping ErrUsage if k is out of range.
 func GatherBatch(b *strategy.PerReplicaBatch, k int) data.Tensor {
 	if b == nil || b.NumReplicas() == 0 {
 		panic(usageError("GatherBatch: want a batch, got none"))
 	}
 	if k < 0 || k >= len(b.Replica(0)) {
 		panic(usageError("GatherBatch: want a component in [0, %d), got %d", len(b.Replica(0)), k))
+	}
+	if s := b.Strategy(); s != nil && s.NumWorkers() > 1 {
+		return s.Gather(b.Component(k), 0)
 	}
 	var shape []int
 	var out []float64

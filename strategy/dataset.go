@@ -218,6 +218,9 @@ func (it *DistributedIterator) nextGlobal() error {
 		b.fillShard(r, e, lo, hi)
 	}
 	b.count = rows
+	// Every worker holds the whole global batch, so each knows where its
+	// rows start without asking the others.
+	b.before = min(it.first*it.rows, rows)
 	it.batch = b
 	return nil
 }
@@ -283,7 +286,11 @@ func (it *DistributedIterator) localPerReplica() (*PerReplicaBatch, int, error) 
 func (it *DistributedIterator) agreePerReplica(b *PerReplicaBatch, count int, err error) error {
 	s := it.d.s
 	// has data, real rows, failed, cannot pad (no batch yet to take shapes from)
-	v := []float64{one(b != nil), float64(count), one(err != nil), one(b == nil && it.batch == nil)}
+	// and then each worker's real rows, this one's own only, so that it
+	// knows where its rows start in the global batch (before).
+	v := make([]float64, 4+s.size)
+	v[0], v[1], v[2], v[3] = one(b != nil), float64(count), one(err != nil), one(b == nil && it.batch == nil)
+	v[4+s.rank] = float64(count)
 	if cerr := s.cluster.AllReduceF64(v); cerr != nil {
 		return clusterError("agreeing on the input", cerr)
 	}
@@ -307,6 +314,10 @@ func (it *DistributedIterator) agreePerReplica(b *PerReplicaBatch, count int, er
 		}
 	}
 	b.count = int(v[1])
+	b.before = 0
+	for _, n := range v[4 : 4+s.rank] {
+		b.before += int(n)
+	}
 	it.batch = b
 	return nil
 }
@@ -316,11 +327,11 @@ func (it *DistributedIterator) agreePerReplica(b *PerReplicaBatch, count int, er
 func (it *DistributedIterator) reuse(e []data.Tensor) *PerReplicaBatch {
 	b := it.batch
 	if b == nil || b.rows != it.rows || len(b.shards[0]) != len(e) {
-		return newPerReplicaBatch(it.n, it.rows, e)
+		return newPerReplicaBatch(it.d.s, it.n, it.rows, e)
 	}
 	for k, t := range e {
 		if !slices.Equal(b.shards[0][k].Shape[1:], t.Shape[1:]) {
-			return newPerReplicaBatch(it.n, it.rows, e)
+			return newPerReplicaBatch(it.d.s, it.n, it.rows, e)
 		}
 	}
 	return b
@@ -351,15 +362,18 @@ func (it *DistributedIterator) Close() {
 // a mask that marks real rows (1) and padding (0). Every replica gets the same
 // number of rows, so shapes never change between steps.
 type PerReplicaBatch struct {
+	s      *Mirrored       // immutable; the strategy whose dataset made the batch
 	shards [][]data.Tensor // [replica][component]
 	masks  []data.Tensor   // [replica], shape [rows]
 	real   []int           // real rows per replica
 	rows   int             // rows per replica
 	count  int             // real rows in all
+	before int             // real rows of the workers before this one: where its rows start in the global batch
 }
 
-func newPerReplicaBatch(n, rows int, e []data.Tensor) *PerReplicaBatch {
+func newPerReplicaBatch(s *Mirrored, n, rows int, e []data.Tensor) *PerReplicaBatch {
 	b := &PerReplicaBatch{
+		s:      s,
 		shards: make([][]data.Tensor, n),
 		masks:  make([]data.Tensor, n),
 		real:   make([]int, n),
@@ -397,6 +411,11 @@ func (b *PerReplicaBatch) fillShard(r int, e []data.Tensor, lo, hi int) {
 	}
 	b.real[r] = hi - lo
 }
+
+// Strategy returns the strategy whose distributed dataset made b: on
+// several workers b holds only this worker's replicas' shards, and
+// s.Gather(b.Component(k), 0) every worker's rows.
+func (b *PerReplicaBatch) Strategy() *Mirrored { return b.s }
 
 // NumReplicas returns the number of shards.
 func (b *PerReplicaBatch) NumReplicas() int { return len(b.shards) }

@@ -81,13 +81,14 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 
 // labelExample rewrites a label error of replica r's program, which counts
 // rows in the replica's shard, to name the example of the global batch, the
-// row a user can find in the dataset (issue 14). Other errors pass as is.
+// row a user can find in the dataset (issue 14), every worker's rows
+// counted. Other errors pass as is.
 func labelExample(err error, r int, b *batchInfo) error {
 	var le *graph.LabelError
 	if !errors.As(err, &le) || le.Row >= b.real[r] {
 		return err
 	}
-	global := le.Row
+	global := b.before + le.Row
 	for q := range r {
 		global += b.real[q]
 	}

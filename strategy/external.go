@@ -106,10 +106,6 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 	if in.batch != nil {
 		count = float64(in.batch.count)
 	}
-	before, err := s.rowsBefore(in.batch)
-	if err != nil {
-		return PerReplica{}, err
-	}
 	n := len(step.Replicas)
 	outs := make([][]data.Tensor, n)
 	// An external step is long (a gorgonia MLP step takes milliseconds), so
@@ -118,7 +114,7 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 		ein := ExternalInput{Replica: s.rank*len(s.devices) + r, Args: in.args[r], GlobalCount: count}
 		if in.batch != nil {
 			ein.Mask = in.masks[r]
-			ein.First = before
+			ein.First = in.batch.before
 			for q := range r {
 				ein.First += in.batch.real[q]
 			}

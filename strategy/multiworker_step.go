@@ -161,30 +161,3 @@ func (e *abandonedError) Error() string {
 }
 
 func (e *abandonedError) Is(target error) bool { return target == errAborted }
-
-// rowsBefore returns the real rows of the global batch b that the workers
-// before this one hold, where this worker's rows start: with per-replica
-// datasets (DistributeDatasetsFromFunction) they depend on every worker's
-// input, so they travel, one value per worker. It is 0 with one worker or
-// no batch; every worker must call it at the same point.
-func (s *Mirrored) rowsBefore(b *batchInfo) (int, error) {
-	if !s.multi() || b == nil {
-		return 0, nil
-	}
-	local := 0
-	for _, n := range b.real {
-		local += n
-	}
-	all, err := s.cluster.AllGather([]float64{float64(local)})
-	if err != nil {
-		return 0, clusterError("counting the rows of the global batch", err)
-	}
-	before := 0
-	for w, a := range all[:s.rank] {
-		if len(a) != 1 {
-			return 0, clusterError("counting the rows of the global batch", fmt.Errorf("worker %d sent %d values, want 1", w, len(a)))
-		}
-		before += int(a[0])
-	}
-	return before, nil
-}

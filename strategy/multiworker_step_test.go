@@ -39,7 +39,10 @@ type stepResult struct {
 	Weights map[string]map[string][]float64 // by case, by variable
 	Losses  map[string][]float64
 	Labels  []float64 // the labels of a batch, gathered
+	Batch   []float64 // the same labels, nn.GatherBatch's
+	Eval    float64   // Evaluate's accuracy
 	First   []int     // ExternalInput.First of this worker's replicas
+	FirstFn []int     // the same, with per-replica datasets
 	Failed  []string  // the label error's step: its error, whether a variable changed, the next step's error
 }
 
@@ -85,8 +88,8 @@ func trainSyncBN(t *testing.T, dt graph.DType, opts ...strategy.Option) (map[str
 }
 
 // gatherLabels returns the labels of the first global batch of 16 of 13
-// examples, gathered from every worker.
-func gatherLabels(t *testing.T, opts ...strategy.Option) []float64 {
+// examples, gathered from every worker by s.Gather and by nn.GatherBatch.
+func gatherLabels(t *testing.T, opts ...strategy.Option) (gathered, batch []float64) {
 	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(2))...)
 	defer closeStrategy(t, s)
 	x := data.RandomNormal(5, 13, 3)
@@ -94,12 +97,34 @@ func gatherLabels(t *testing.T, opts ...strategy.Option) []float64 {
 	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(16)).Iter()
 	defer it.Close()
 	it.Next()
-	return s.Gather(it.Batch().Component(1), 0).Data
+	return s.Gather(it.Batch().Component(1), 0).Data, nn.GatherBatch(it.Batch(), 1).Data
+}
+
+// evaluate returns Evaluate's accuracy of a seeded Dense(4) classifier over
+// 23 examples in batches of 8 (the last one of 7, so that a replica holds
+// padding).
+func evaluate(t *testing.T, opts ...strategy.Option) float64 {
+	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(2), strategy.WithSeed(3))...)
+	defer closeStrategy(t, s)
+	var model *nn.Sequential
+	s.Scope(func() {
+		model = nn.NewSequential(nn.Dense(4))
+		model.Build([]int{1, 3})
+	})
+	x := data.RandomNormal(8, 23, 3)
+	y := data.RandomInts(9, 4, 23)
+	acc := &nn.SparseCategoricalAccuracy{}
+	res := model.Evaluate(data.FromTensorSlices(x, y).Batch(8), acc)
+	return res[acc.Name()]
 }
 
 // firstRows runs an external step on a global batch of 11 rows (3 per
 // replica on 4 replicas) and returns what each local replica got as First.
-func firstRows(t *testing.T, opts ...strategy.Option) []int {
+// With fromFn the batch comes from per-replica datasets instead: each worker
+// shards 9 examples (worker 0 gets 5, worker 1 gets 4) into batches of 3 per
+// replica, so worker 1's rows start after worker 0's 5, which it learns only
+// from worker 0.
+func firstRows(t *testing.T, fromFn bool, opts ...strategy.Option) []int {
 	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(2))...)
 	defer closeStrategy(t, s)
 	firsts := make([]int, s.LocalReplicas())
@@ -107,7 +132,13 @@ func firstRows(t *testing.T, opts ...strategy.Option) []int {
 	for r := range reps {
 		reps[r] = firstReplica{&firsts[r]}
 	}
-	it := s.DistributeDataset(data.FromTensorSlices(data.RandomNormal(7, 11, 2)).Batch(11)).Iter()
+	d := s.DistributeDataset(data.FromTensorSlices(data.RandomNormal(7, 11, 2)).Batch(11))
+	if fromFn {
+		d = s.DistributeDatasetsFromFunction(func(ctx data.InputContext) *data.Dataset {
+			return data.FromTensorSlices(data.RandomNormal(7, 9, 2)).Shard(ctx.NumInputPipelines, ctx.InputPipelineID).Batch(3)
+		})
+	}
+	it := d.Iter()
 	defer it.Close()
 	it.Next()
 	if _, err := s.RunExternal(&strategy.ExternalStep{Replicas: reps}, it.Batch()); err != nil {
@@ -185,8 +216,10 @@ func stepWorker(t *testing.T, spec string) {
 		}
 		res.Weights[sc.name()], res.Losses[sc.name()] = trainSyncBN(t, dt, strategy.WithCluster(c), strategy.WithReplicas(sc.Replicas))
 	}
-	res.Labels = gatherLabels(t, strategy.WithCluster(c))
-	res.First = firstRows(t, strategy.WithCluster(c))
+	res.Labels, res.Batch = gatherLabels(t, strategy.WithCluster(c))
+	res.Eval = evaluate(t, strategy.WithCluster(c))
+	res.First = firstRows(t, false, strategy.WithCluster(c))
+	res.FirstFn = firstRows(t, true, strategy.WithCluster(c))
 	res.Failed = labelErrorOnWorker1(t, strategy.WithCluster(c))
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -235,11 +268,13 @@ func runStepWorkers(t *testing.T, size int) []stepResult {
 // goes through the cluster. Synchronized batch norm trained on 2 workers of
 // 1 and 2 replicas equals one process of 2 and 4 replicas within 1e-5
 // (float32) and 1e-12 (float64), every worker ending with the same bits; a
-// batch's labels gathered on 2 workers are one process's; ExternalInput.First
-// counts the rows of the workers before; and a label error on worker 1 in
-// the middle of the step (between the forward and backward reductions)
-// fails the step on both workers, applying nothing, instead of leaving
-// worker 0 waiting in a reduction.
+// batch's labels gathered on 2 workers, by s.Gather and nn.GatherBatch, are
+// one process's, and so is Evaluate's accuracy; ExternalInput.First counts
+// the rows of the workers before, with global and per-replica datasets; and
+// a label error on worker 1 in the middle of the step (between the forward
+// and backward reductions) fails the step on both workers, naming the
+// example's position in the global batch and applying nothing, instead of
+// leaving worker 0 waiting in a reduction.
 func TestMultiWorkerStep(t *testing.T) {
 	if spec := os.Getenv(envStepWorker); spec != "" {
 		stepWorker(t, spec)
@@ -278,18 +313,30 @@ func TestMultiWorkerStep(t *testing.T) {
 		}
 		t.Logf("%s: weights within %.3g of one process's", sc.name(), worst)
 	}
-	wantLabels := gatherLabels(t)
+	wantLabels, _ := gatherLabels(t)
+	wantEval := evaluate(t, strategy.WithReplicas(2*size))
 	wantFirst := [][]int{{0, 3}, {6, 9}}
+	wantFirstFn := [][]int{{0, 3}, {5, 8}}
 	for rank, r := range res {
 		if !slices.Equal(r.Labels, wantLabels) {
 			t.Errorf("worker %d gathered labels %v, one process %v", rank, r.Labels, wantLabels)
 		}
+		if !slices.Equal(r.Batch, wantLabels) {
+			t.Errorf("worker %d: nn.GatherBatch's labels %v, one process %v", rank, r.Batch, wantLabels)
+		}
+		if r.Eval != wantEval {
+			t.Errorf("worker %d: Evaluate's accuracy %v, one process of %d replicas %v", rank, r.Eval, 2*size, wantEval)
+		}
 		if !slices.Equal(r.First, wantFirst[rank]) {
 			t.Errorf("worker %d: ExternalInput.First %v, want %v", rank, r.First, wantFirst[rank])
 		}
+		if !slices.Equal(r.FirstFn, wantFirstFn[rank]) {
+			t.Errorf("worker %d: ExternalInput.First with per-replica datasets %v, want %v", rank, r.FirstFn, wantFirstFn[rank])
+		}
 		wantErr := "worker 1 failed this step"
 		if rank == 1 {
-			wantErr = "label"
+			// Row 1 of worker 1's second replica: the last of 8.
+			wantErr = "example 7 of the global batch (row 1 of the replica's shard)"
 		}
 		if !strings.Contains(r.Failed[0], wantErr) || r.Failed[1] != "false" || r.Failed[2] != "<nil>" {
 			t.Errorf("worker %d: the step with a bad label on worker 1 (error, changed, next step's error) %q, want an error saying %q, nothing changed, and the next step running", rank, r.Failed, wantErr)

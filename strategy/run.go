@@ -206,7 +206,7 @@ func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
 				return nil, usageError("Run: argument %d: batch has %d rows per replica, an earlier batch %d", i, a.rows, in.batch.rows)
 			}
 			if in.batch == nil {
-				in.batch = &batchInfo{rows: a.rows, real: slices.Clone(a.real), count: a.count}
+				in.batch = &batchInfo{rows: a.rows, real: slices.Clone(a.real), count: a.count, before: a.before}
 				in.masks = a.masks
 			}
 			for r := range n {
@@ -240,7 +240,7 @@ func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
 	if rows, ok := commonRows(in.args); in.batch == nil && ok {
 		// Plain tensors (or per-replica values of one shape): every row is
 		// real, on every replica.
-		in.batch = &batchInfo{rows: rows, real: make([]int, n), count: rows * s.NumReplicasInSync()}
+		in.batch = &batchInfo{rows: rows, real: make([]int, n), count: rows * s.NumReplicasInSync(), before: rows * n * s.rank}
 		in.masks = make([]data.Tensor, n)
 		ones := data.Zeros(rows)
 		for i := range ones.Data {

@@ -41,9 +41,10 @@ type PerReplica struct {
 
 // batchInfo is what Reduce and Gather need to know about the step's batch.
 type batchInfo struct {
-	rows  int   // rows per replica, padding included
-	real  []int // real rows per replica (padding rows are at the end)
-	count int   // real rows in all
+	rows   int   // rows per replica, padding included
+	real   []int // real rows per replica (padding rows are at the end)
+	count  int   // real rows in all
+	before int   // real rows of the workers before this one
 }
 
 // NewPerReplica wraps one value per replica, for feeding Run with values that
@@ -351,7 +352,7 @@ func (b *PerReplicaBatch) Component(k int) PerReplica {
 	for r, sh := range b.shards {
 		vals[r] = sh[k]
 	}
-	return PerReplica{values: vals, batch: &batchInfo{rows: b.rows, real: b.real, count: b.count}}
+	return PerReplica{values: vals, batch: &batchInfo{rows: b.rows, real: b.real, count: b.count, before: b.before}}
 }
 
 // LocalResults returns the replica values (TF's
