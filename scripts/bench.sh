@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 ref=${GOTRAIN_BENCH_REF:-../shared/bench}
 what=${1:-all}
-go build -o bin/gotrain ./cmd/gotrain
+go build -tags mpi -o bin/gotrain ./cmd/gotrain
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 

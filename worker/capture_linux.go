@@ -79,7 +79,10 @@ func startCapture(sink func(stream int, p []byte)) (*capture, *os.File, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("worker: capture: pipe for fd %d: %w", target, err)
 		}
-		if err := syscall.SetNonblock(int(r.Fd()), true); err != nil {
+		// Fd puts a file into blocking mode, every time it is called: take
+		// it once, then make it non-blocking for good.
+		fd := int(r.Fd())
+		if err := syscall.SetNonblock(fd, true); err != nil {
 			return nil, nil, fmt.Errorf("worker: capture: fd %d: %w", target, err)
 		}
 		// Dup3 without O_CLOEXEC: child processes (a `!cmd`) inherit the
@@ -88,7 +91,7 @@ func startCapture(sink func(stream int, p []byte)) (*capture, *os.File, error) {
 			return nil, nil, fmt.Errorf("worker: capture: dup onto fd %d: %w", target, err)
 		}
 		w.Close()
-		c.fds[i] = int(r.Fd())
+		c.fds[i] = fd
 		c.keep[i] = r
 	}
 	c.diag = os.NewFile(uintptr(orig), "worker-stderr")

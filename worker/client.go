@@ -43,6 +43,15 @@ type Config struct {
 	// NoRestart keeps a worker that died from being replaced: one of
 	// several workers of a cluster cannot rejoin it alone (Group).
 	NoRestart bool
+	// Attach makes a client whose worker another launcher starts (the
+	// Group's mpirun): it neither listens nor starts a process, and
+	// Command may be empty. The launcher's owner hands it the worker's
+	// link (attach) and says when the launcher ended (abandon).
+	Attach bool
+	// NoMPI, when set, says why this binary cannot run workers under
+	// mpirun (it was built without -tags mpi): %workers -np is refused
+	// with it.
+	NoMPI string
 }
 
 // Client runs the session in a worker process and serves it to the kernel:
@@ -75,7 +84,7 @@ type Client struct {
 // NewClient listens for workers and starts the first one in the
 // background, so that the kernel can answer kernel_info while it starts.
 func NewClient(cfg Config) (*Client, error) {
-	if len(cfg.Command) == 0 {
+	if len(cfg.Command) == 0 && !cfg.Attach {
 		return nil, errors.New("worker: client: no worker command")
 	}
 	if cfg.StartTimeout == 0 {
@@ -87,6 +96,12 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c.mu.waiting = map[string]*proc{}
 	c.mu.memLimit = cfg.MemoryLimit
+	if cfg.Attach {
+		c.mu.Lock()
+		c.mu.w = c.spawnLocked()
+		c.mu.Unlock()
+		return c, nil
+	}
 	if cfg.Listen == "" {
 		dir, err := os.MkdirTemp("", "gotrain-worker-")
 		if err != nil {
@@ -129,16 +144,7 @@ func (c *Client) accept() {
 			return
 		}
 		go func() {
-			l := newLink(conn)
-			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			f, err := l.read()
-			var h helloMsg
-			if err == nil && f.kind == kindHello {
-				err = decode(f, &h)
-			} else if err == nil {
-				err = fmt.Errorf("%w: first frame %c, want hello", errFrame, f.kind)
-			}
-			conn.SetReadDeadline(time.Time{})
+			l, h, err := readHello(conn)
 			var p *proc
 			if err == nil {
 				c.mu.Lock()
@@ -162,6 +168,61 @@ func (c *Client) accept() {
 	}
 }
 
+// readHello reads a new connection's hello, which must arrive within 10 s,
+// so that a silent peer cannot hold a slot.
+func readHello(conn net.Conn) (*link, helloMsg, error) {
+	l := newLink(conn)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer conn.SetReadDeadline(time.Time{})
+	var h helloMsg
+	f, err := l.read()
+	if err == nil && f.kind == kindHello {
+		err = decode(f, &h)
+	} else if err == nil {
+		err = fmt.Errorf("%w: first frame %c, want hello", errFrame, f.kind)
+	}
+	return l, h, err
+}
+
+// attach hands an attached client's waiting worker its link; false when
+// it has one already or is gone.
+func (c *Client) attach(l *link, h helloMsg) bool {
+	c.mu.Lock()
+	p := c.mu.w
+	ok := p != nil && c.mu.waiting[p.token] == p
+	if ok {
+		delete(c.mu.waiting, p.token)
+	}
+	c.mu.Unlock()
+	if ok {
+		c.log.Debug("worker: attached", "rank", h.Rank, "pid", h.PID, "remote", l.c.RemoteAddr().String())
+		p.linkc <- l
+	}
+	return ok
+}
+
+// abandon tells an attached client that its worker's launcher ended, and
+// why: a worker that has not connected never will, and one that has is
+// gone or going.
+func (c *Client) abandon(why string) {
+	c.mu.Lock()
+	p := c.mu.w
+	c.mu.Unlock()
+	if p != nil {
+		p.abandon(why)
+	}
+}
+
+// note adds a line of the worker's stderr as its launcher relayed it.
+func (c *Client) note(line string) {
+	c.mu.Lock()
+	p := c.mu.w
+	c.mu.Unlock()
+	if p != nil {
+		p.diag.Write([]byte(line + "\n"))
+	}
+}
+
 // spawnLocked starts a worker process and the goroutine that owns it.
 func (c *Client) spawnLocked() *proc {
 	var tok [32]byte
@@ -174,6 +235,13 @@ func (c *Client) spawnLocked() *proc {
 		dead:    make(chan struct{}),
 		replies: map[uint64]chan replyMsg{},
 		started: time.Now(),
+		gone:    make(chan struct{}),
+	}
+	p.diag.log = c.log
+	if c.cfg.Attach {
+		c.mu.waiting[p.token] = p
+		go p.run()
+		return p
 	}
 	args := append(append([]string{}, c.cfg.Command[1:]...), "--connect", string(c.cfg.Listen))
 	if c.mu.memLimit > 0 {
@@ -185,7 +253,6 @@ func (c *Client) spawnLocked() *proc {
 	// (jupyter_client sends SIGINT that way) must not end the session; the
 	// kernel forwards interrupts over the link instead.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p.diag.log = c.log
 	c.mu.waiting[p.token] = p
 	go p.run()
 	return p
@@ -400,7 +467,10 @@ func (c *Client) Close() error {
 	if p != nil {
 		p.stop()
 	}
-	err := c.ln.Close()
+	var err error
+	if c.ln != nil {
+		err = c.ln.Close()
+	}
 	c.acceptWG.Wait()
 	if c.sockDir != "" {
 		os.RemoveAll(c.sockDir)

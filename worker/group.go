@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,6 +45,8 @@ type Group struct {
 		one     *Client   // the single worker; nil while several run
 		many    []*Client // the workers, in rank order, after %workers N
 		size    int       // the workers %workers asked for (1: a single worker)
+		mpi     *mpiSpec  // what %workers -np asked for; nil for a loopback cluster
+		job     *mpiJob   // the running mpirun, with mpi; many are its clients
 		dir     string    // the cluster socket's folder, removed when the workers stop
 		stopped string    // why the workers stopped; "" while they run
 	}
@@ -52,11 +55,14 @@ type Group struct {
 // NewGroup starts a single worker (as NewClient does) or, with workers > 1,
 // that many workers of one cluster.
 func NewGroup(cfg Config, workers int) (*Group, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	g := &Group{cfg: cfg}
 	g.mu.size = 1
 	if workers > 1 {
 		g.mu.Lock()
-		err := g.startLocked(workers)
+		err := g.startLocked(workers, nil)
 		g.mu.Unlock()
 		return g, err
 	}
@@ -69,10 +75,17 @@ func NewGroup(cfg Config, workers int) (*Group, error) {
 }
 
 // startLocked stops whatever runs and starts n workers of a new cluster
-// (n = 1: a single worker).
-func (g *Group) startLocked(n int) error {
+// (n = 1 without mpi: a single worker), under mpirun when mpi is set.
+func (g *Group) startLocked(n int, mpi *mpiSpec) error {
 	g.stopLocked()
-	g.mu.size, g.mu.stopped = n, ""
+	g.mu.size, g.mu.stopped, g.mu.mpi = n, "", mpi
+	if mpi != nil {
+		if err := g.startMPILocked(*mpi); err != nil {
+			g.mu.stopped = err.Error()
+			return err
+		}
+		return nil
+	}
 	if n == 1 {
 		c, err := NewClient(g.cfg)
 		g.mu.one = c
@@ -105,12 +118,12 @@ func (g *Group) stopLocked() {
 		g.mu.one.Close()
 		g.mu.one = nil
 	}
-	var wg sync.WaitGroup
-	for _, c := range g.mu.many {
-		wg.Add(1)
-		go func() { defer wg.Done(); c.Close() }()
+	if g.mu.job != nil {
+		g.mu.job.stop()
+		g.mu.job = nil
+	} else {
+		closeAll(g.mu.many)
 	}
-	wg.Wait()
 	g.mu.many = nil
 	if g.mu.dir != "" {
 		os.RemoveAll(g.mu.dir)
@@ -138,7 +151,7 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 		}
 	}
 	g.mu.Lock()
-	one, many, stopped := g.mu.one, g.mu.many, g.mu.stopped
+	one, many, job, stopped := g.mu.one, g.mu.many, g.mu.job, g.mu.stopped
 	g.mu.Unlock()
 	switch {
 	case stopped != "":
@@ -146,34 +159,43 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 	case one != nil:
 		return one.Execute(ctx, req, out)
 	}
-	return g.fanOut(ctx, req, out, many)
+	return g.fanOut(ctx, req, out, many, job)
 }
 
 // workersMagic runs one %workers line; ok is false when the cell must end
 // with res.
 func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output) (res kernel.ExecuteResult, ok bool) {
 	g.mu.Lock()
-	size := g.mu.size
+	size, mpi := g.mu.size, g.mu.mpi
 	g.mu.Unlock()
 	n := 0
-	switch arg {
-	case "", "status":
+	switch {
+	case arg == "" || arg == "status":
 		out.Stream("stdout", g.status())
 		return kernel.ExecuteResult{}, true
-	case "off", "stop":
-		n = 1
-	case "restart":
+	case arg == "off" || arg == "stop":
+		n, mpi = 1, nil
+	case arg == "restart":
 		n = size
+	case strings.HasPrefix(arg, "-"):
+		spec, err := parseMPISpec(arg)
+		if err != nil {
+			return errResult("UsageError", err.Error()), false
+		}
+		if _, err := g.checkMPI(spec); err != nil {
+			return errResult("WorkersFailed", err.Error()), false
+		}
+		n, mpi = spec.np, &spec
 	default:
 		var err error
 		if n, err = strconv.Atoi(arg); err != nil || n < 1 {
-			return errResult("UsageError", fmt.Sprintf("%%workers %s: want %%workers N (N ≥ 1), off, restart or status", arg)), false
+			return errResult("UsageError", fmt.Sprintf("%%workers %s: want %%workers N (N ≥ 1) on this machine, -np N [--hostfile FILE] under mpirun, off, restart or status", arg)), false
 		}
+		mpi = nil
 	}
 	g.mu.Lock()
-	err := g.startLocked(n)
-	many := g.mu.many
-	one := g.mu.one
+	err := g.startLocked(n, mpi)
+	many, job, one := g.mu.many, g.mu.job, g.mu.one
 	g.mu.Unlock()
 	if err != nil {
 		return errResult("WorkersFailed", err.Error()), false
@@ -184,7 +206,7 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 		if r := one.Execute(ctx, warm, kernel.Discard); r.Err != nil {
 			return kernel.ExecuteResult{Err: r.Err}, false
 		}
-	} else if r := g.fanOut(ctx, warm, kernel.Discard, many); r.Err != nil {
+	} else if r := g.fanOut(ctx, warm, kernel.Discard, many, job); r.Err != nil {
 		g.mu.Lock()
 		g.stopLocked()
 		g.mu.stopped = r.Err.Value
@@ -201,14 +223,27 @@ func (g *Group) status() string {
 	switch {
 	case g.mu.stopped != "":
 		return fmt.Sprintf("gotrain: %d workers stopped (%s); %%workers restart starts a fresh set\n", g.mu.size, g.mu.stopped)
+	case g.mu.mpi != nil:
+		return fmt.Sprintf("gotrain: %d workers under mpirun on %s; every cell runs on each, worker 0's output is shown\n", g.mu.size, g.mu.mpi)
 	case g.mu.size == 1:
 		return "gotrain: 1 worker; %workers N runs cells on N workers of strategy.NewMultiWorkerMirrored\n"
 	}
 	return fmt.Sprintf("gotrain: %d workers on this machine (a loopback cluster); every cell runs on each, worker 0's output is shown\n", g.mu.size)
 }
 
-// fanOut runs req on every worker and merges their results.
-func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output, many []*Client) kernel.ExecuteResult {
+// closeAll closes every client at once.
+func closeAll(cs []*Client) {
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Close() }()
+	}
+	wg.Wait()
+}
+
+// fanOut runs req on every worker and merges their results. job is the
+// mpirun that started them, or nil.
+func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output, many []*Client, job *mpiJob) kernel.ExecuteResult {
 	n := len(many)
 	results := make([]kernel.ExecuteResult, n)
 	outs := make([]*rankOutput, n)
@@ -261,6 +296,20 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 		}
 	}
 	in.close()
+	if lost >= 0 && job != nil {
+		// mpirun ends every rank when one dies; the first link to close
+		// need not be the dead rank's, but mpirun names it, as it exits.
+		select {
+		case <-job.done:
+		case <-time.After(3 * time.Second):
+		}
+		if r := job.rankThatEnded(); r >= 0 && r < n && results[r].Err != nil && results[r].Err.Name == "WorkerExited" {
+			lost = r
+		}
+		if e := results[lost].Err; job.why != "" && !strings.Contains(e.Value, job.why) {
+			e.Value += " (" + job.why + ")"
+		}
+	}
 	if stopped {
 		g.mu.Lock()
 		if lost >= 0 {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 )
 
 // kind says what a frame carries. Every frame is a 4-byte big-endian
@@ -48,6 +49,9 @@ var errFrame = errors.New("worker: malformed frame")
 type helloMsg struct {
 	Token string `json:"token"`
 	PID   int    `json:"pid"`
+	// Rank is the worker's rank among the ranks one launcher started
+	// (mpirun); the kernel gives all of them one token.
+	Rank int `json:"rank,omitempty"`
 }
 
 type displayMsg struct {
@@ -212,8 +216,28 @@ func decode(f frame, v any) error {
 }
 
 // Address is where a kernel listens for its workers: "unix:PATH" or
-// "tcp:HOST:PORT".
+// "tcp:HOST:PORT". A worker may be given several, separated by commas, and
+// connects to the first that answers: a kernel that listens on every
+// interface does not know which of its addresses another host reaches.
 type Address string
+
+// dial connects to the first of a's addresses that accepts, trying each in
+// turn for up to each seconds.
+func (a Address) dial(each time.Duration) (net.Conn, error) {
+	var errs []error
+	for _, one := range strings.Split(string(a), ",") {
+		network, addr, err := Address(one).split()
+		if err != nil {
+			return nil, err
+		}
+		c, err := net.DialTimeout(network, addr, each)
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
 
 // split returns the network and address net.Dial takes.
 func (a Address) split() (network, addr string, err error) {

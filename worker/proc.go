@@ -32,6 +32,12 @@ type proc struct {
 	dead    chan struct{} // closed when the process is reaped; how and summary are set
 	started time.Time
 
+	// An attached worker (Config.Attach) has no cmd: its launcher's owner
+	// closes gone, with goneWhy set, when the launcher ended.
+	gone     chan struct{}
+	goneOnce sync.Once
+	goneWhy  string
+
 	diag     tail     // the worker's diagnostics and crash output
 	errText  tail     // the worker's fd 2: what it copied as it read, then what was left in the pipe
 	errPipe  *os.File // a copy of the read end of the worker's fd 2, read after it died
@@ -63,6 +69,10 @@ func (p *proc) wasReady() bool { return p.isReady.Load() }
 // run starts the process and serves its link until the end.
 func (p *proc) run() {
 	defer close(p.dead)
+	if p.cmd == nil {
+		p.runAttached()
+		return
+	}
 	diagDone, err := p.start()
 	if err != nil {
 		p.how = "could not start: " + err.Error()
@@ -93,12 +103,7 @@ func (p *proc) run() {
 		p.finish(<-waited, fmt.Sprintf("did not connect within %s, then ", p.c.cfg.StartTimeout))
 		return
 	}
-	p.linkMu.Lock()
-	p.link = l
-	p.linkMu.Unlock()
-	if p.stopping.Load() {
-		p.send(kindShutdown, nil)
-	}
+	p.connect(l)
 	p.serve(l)
 	l.close()
 	// The link ends a moment before the process does; give it the time an
@@ -110,6 +115,77 @@ func (p *proc) run() {
 		p.cmd.Process.Kill()
 		p.finish(<-waited, "closed its link and did not exit, then ")
 	}
+}
+
+// connect records the worker's link; a worker stopped while it connected
+// is told to shut down at once.
+func (p *proc) connect(l *link) {
+	p.linkMu.Lock()
+	p.link = l
+	p.linkMu.Unlock()
+	if p.stopping.Load() {
+		p.send(kindShutdown, nil)
+	}
+}
+
+// runAttached serves an attached worker's link: the worker another
+// launcher started. Its end is the link's end, or the launcher's.
+func (p *proc) runAttached() {
+	var l *link
+	timeout := time.NewTimer(p.c.cfg.StartTimeout)
+	defer timeout.Stop()
+	select {
+	case l = <-p.linkc:
+	case <-p.gone:
+		p.finishAttached("it never connected")
+		return
+	case <-timeout.C:
+		p.finishAttached(fmt.Sprintf("it did not connect within %s", p.c.cfg.StartTimeout))
+		return
+	}
+	p.connect(l)
+	served := make(chan struct{})
+	go func() {
+		// A host that is lost leaves its link open; the launcher's end
+		// closes it.
+		select {
+		case <-p.gone:
+			l.close()
+		case <-served:
+		}
+	}()
+	p.serve(l)
+	close(served)
+	l.close()
+	// The launcher says why a moment after a worker's link ends (mpirun
+	// notices the process's exit).
+	select {
+	case <-p.gone:
+	case <-time.After(3 * time.Second):
+	}
+	p.finishAttached("its link to the kernel closed")
+}
+
+// abandon closes gone once, recording why the launcher ended.
+func (p *proc) abandon(why string) {
+	p.goneOnce.Do(func() {
+		p.goneWhy = why
+		close(p.gone)
+	})
+}
+
+// finishAttached is finish for an attached worker.
+func (p *proc) finishAttached(how string) {
+	select {
+	case <-p.gone:
+		if p.goneWhy != "" {
+			how += "; " + p.goneWhy
+		}
+	default:
+	}
+	p.how = how
+	p.summary = crashSummary(p.diag.bytes())
+	p.ended()
 }
 
 // start creates the worker's pipes (see FDsEnv) and starts the process.
@@ -193,6 +269,12 @@ func (p *proc) finish(waitErr error, why string) {
 	// The runtime prints "fatal error: …" to fd 2 only; the traceback that
 	// follows goes to the crash output too.
 	p.summary = crashSummary(p.errText.bytes(), p.diag.bytes())
+	p.ended()
+}
+
+// ended logs the worker's end unless it was stopped, fails the waiting
+// calls and tells the client.
+func (p *proc) ended() {
 	if !p.stopping.Load() {
 		p.c.log.Warn("worker: exited", "how", p.how, "summary", strings.Join(p.summary, " | "))
 	}
@@ -382,7 +464,14 @@ func (p *proc) stop() {
 		return
 	case <-time.After(2 * time.Second):
 	}
-	if p.cmd.Process != nil {
+	switch {
+	case p.cmd == nil:
+		// The launcher's owner ends the process; the link is this side's.
+		if l, err := p.connected(); err == nil {
+			l.close()
+		}
+		p.abandon("")
+	case p.cmd.Process != nil:
 		p.cmd.Process.Kill()
 	}
 	<-p.dead
@@ -396,7 +485,11 @@ func (e *exitErr) Error() string { return e.e.Value }
 // exitError describes the worker's end as the cell's error.
 func (p *proc) exitError(name, what string) *exitErr {
 	value := fmt.Sprintf("%s (%s); its variables are lost, and a fresh worker is starting", what, p.reason())
-	if name == "WorkerStartFailed" {
+	switch {
+	case p.c.cfg.NoRestart:
+		// One of a Group's workers: the Group says what happens next.
+		value = fmt.Sprintf("%s (%s)", what, p.reason())
+	case name == "WorkerStartFailed":
 		value = fmt.Sprintf("%s (%s); the next cell tries again", what, p.reason())
 	}
 	tb := []string{name + ": " + value}

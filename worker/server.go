@@ -35,8 +35,12 @@ const maxStack = 64 << 20
 
 // ServeConfig configures the worker side of a link.
 type ServeConfig struct {
-	// Address is the kernel's listening address (from --connect).
+	// Address is the kernel's listening address (from --connect), or
+	// several separated by commas: the first that answers is used.
 	Address Address
+	// Rank is this worker's rank when a launcher started several with one
+	// token (mpirun; see Group).
+	Rank int
 	// Token authenticates this worker to the kernel; empty means the value
 	// of TokenEnv.
 	Token string
@@ -62,17 +66,13 @@ func Serve(cfg ServeConfig) error {
 	if token == "" {
 		return fmt.Errorf("worker: no token: set %s or pass one", TokenEnv)
 	}
-	network, addr, err := cfg.Address.split()
-	if err != nil {
-		return err
-	}
-	c, err := net.DialTimeout(network, addr, 10*time.Second)
+	c, err := cfg.Address.dial(10 * time.Second)
 	if err != nil {
 		return fmt.Errorf("worker: connecting to the kernel at %s: %w", cfg.Address, err)
 	}
 	l := newLink(c)
 	defer l.close()
-	if err := l.sendJSON(kindHello, helloMsg{Token: token, PID: os.Getpid()}); err != nil {
+	if err := l.sendJSON(kindHello, helloMsg{Token: token, PID: os.Getpid(), Rank: cfg.Rank}); err != nil {
 		return fmt.Errorf("worker: hello: %w", err)
 	}
 

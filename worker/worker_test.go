@@ -31,6 +31,12 @@ func TestMain(m *testing.M) {
 }
 
 func childMain() int {
+	if os.Getenv(ClusterEnv) == "mpi" && os.Getenv(FDsEnv) == "" {
+		if err := Supervise(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		return 1
+	}
 	var cfg ServeConfig
 	for i := 1; i+1 < len(os.Args); i++ {
 		switch os.Args[i] {
@@ -40,12 +46,27 @@ func childMain() int {
 			cfg.MemoryLimit, _ = strconv.ParseInt(os.Args[i+1], 10, 64)
 		}
 	}
+	cfg.Rank = fakeRank()
 	cfg.NewExecutor = func() (kernel.Executor, error) { return newFakeExec(), nil }
 	if err := Serve(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
+}
+
+// fakeRank is a fake worker's rank: from its loopback cluster, or from
+// mpirun.
+func fakeRank() int {
+	spec := os.Getenv(ClusterEnv)
+	if spec == "mpi" {
+		r, _ := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_RANK"))
+		return r
+	}
+	var rank, size int
+	var kind, sock string
+	fmt.Sscan(spec, &kind, &rank, &size, &sock)
+	return rank
 }
 
 // fakeExec stands in for the session: each line of a cell is a command.
@@ -79,10 +100,7 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 		// "onrank R LINE" runs LINE only on worker R of a Group's cluster.
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "onrank "); ok {
 			r, cmdLine, _ := strings.Cut(rest, " ")
-			var rank, size int
-			var kind, sock string
-			fmt.Sscan(os.Getenv(ClusterEnv), &kind, &rank, &size, &sock)
-			if strconv.Itoa(rank) != r {
+			if strconv.Itoa(fakeRank()) != r {
 				continue
 			}
 			line = cmdLine

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gotrain/gotrain/install"
+	"github.com/gotrain/gotrain/internal/mpi"
 	"github.com/gotrain/gotrain/kernel"
 	"github.com/gotrain/gotrain/worker"
 )
@@ -53,7 +54,11 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	if *workers < 1 {
 		return fmt.Errorf("gotrain kernel: --workers: want N ≥ 1, got %d", *workers)
 	}
-	sess, err := worker.NewGroup(worker.Config{Command: []string{exe, "worker"}, MemoryLimit: limit, Logger: logger}, *workers)
+	cfg := worker.Config{Command: []string{exe, "worker"}, MemoryLimit: limit, Logger: logger}
+	if !mpi.Built {
+		cfg.NoMPI = mpi.ErrNoMPI.Error()
+	}
+	sess, err := worker.NewGroup(cfg, *workers)
 	if err != nil {
 		return err
 	}

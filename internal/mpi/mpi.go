@@ -68,6 +68,10 @@ var mu struct {
 	finalized bool
 }
 
+// Built reports whether this binary has the binding: true with the mpi
+// tag.
+const Built = true
+
 // Init initializes MPI, asking for MPI_THREAD_MULTIPLE, and returns this
 // process's World. A later Init returns the same World, or the same error;
 // after Finalize it returns an error wrapping [ErrFinalized]. Run without

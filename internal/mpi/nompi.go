@@ -9,6 +9,10 @@ import "fmt"
 // method that would communicate.
 type World struct{}
 
+// Built reports whether this binary has the binding: false without the mpi
+// tag.
+const Built = false
+
 // Init returns [ErrNoMPI]: this gotrain was built without the mpi tag.
 func Init() (*World, error) { return nil, ErrNoMPI }
 

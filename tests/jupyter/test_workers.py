@@ -1,9 +1,13 @@
-"""%workers: every cell on N worker processes of one strategy.NewMultiWorkerMirrored.
+"""%workers: every cell on N worker processes of one strategy.NewMultiWorkerMirrored,
+joined by a loopback cluster (%workers N) or started by mpirun (%workers -np N).
 
 Driven by Debian's jupyter_client against the installed gotrain kernelspec:
     /usr/bin/python3 -m unittest -v tests/jupyter/test_workers.py
 """
+import json
+import os
 import re
+import tempfile
 import time
 import unittest
 
@@ -49,8 +53,17 @@ for epoch := 0; epoch < 2; epoch++ {
 fmt.Println(s.NumReplicasInSync(), "replicas in sync")
 """
 
+# One more epoch of TRAIN's loop, printing each step's loss.
+EPOCH = """for it := dist.Iter(); it.Next(); {
+    step++
+    fmt.Printf("step %d: loss %.6f\\n", step, s.Reduce(strategy.Sum, s.Run(trainStep, it.Batch())).Scalar())
+}"""
+
 
 class Workers(unittest.TestCase):
+    # The magic that starts 2 workers.
+    START = "%workers 2"
+
     def setUp(self):
         self.km, self.kc = start_new_kernel(kernel_name="gotrain", startup_timeout=60)
 
@@ -79,7 +92,7 @@ class Workers(unittest.TestCase):
         # One process with 2 replicas: the reference.
         want = self.losses(self.ok(self.run_cell(TRAIN.replace("STRATEGY", "strategy.NewMirrored(strategy.WithReplicas(2))"))))
         self.assertEqual(len(want), 8)
-        self.assertIn("2 workers", self.ok(self.run_cell("%workers 2")))
+        self.assertIn("2 workers", self.ok(self.run_cell(self.START)))
         # 2 workers of 1 replica each: worker 0's output alone, the same losses.
         text = self.ok(self.run_cell(TRAIN.replace("STRATEGY", "strategy.NewMultiWorkerMirrored(strategy.WithReplicas(1))")))
         got = self.losses(text)
@@ -93,7 +106,7 @@ class Workers(unittest.TestCase):
             "for it := dist.Iter(); it.Next(); {\n step++\n fmt.Printf(\"step %d: loss %.6f\\n\", step, s.Reduce(strategy.Sum, s.Run(trainStep, it.Batch())).Scalar())\n}")))
 
     def test_a_worker_that_fails_alone(self):
-        self.ok(self.run_cell("%workers 2"))
+        self.ok(self.run_cell(self.START))
         self.ok(self.run_cell('import ("fmt"; "github.com/gotrain/gotrain/strategy")\ns := strategy.NewMultiWorkerMirrored(strategy.WithReplicas(1))'))
         reply = self.run_cell('fmt.Println("on every worker")\nif s.WorkerID() == 1 { panic("only on worker 1") }')
         c = reply["content"]
@@ -104,34 +117,44 @@ class Workers(unittest.TestCase):
         self.assertIn("on every worker", "\n".join(c["traceback"]))
 
     def test_a_worker_killed_mid_training(self):
-        self.ok(self.run_cell("%workers 2"))
+        self.ok(self.run_cell(self.START))
         self.ok(self.run_cell(TRAIN.replace("STRATEGY", "strategy.NewMultiWorkerMirrored(strategy.WithReplicas(1))")))
-        started = time.monotonic()
-        reply = self.run_cell("""
-import ("os"; "syscall")
-for i := 0; i < 1000000; i++ {
-    if i == 20 && s.WorkerID() == 1 {
+        tmp = tempfile.mkdtemp()
+        ckpt, killed_at = os.path.join(tmp, "model.ckpt"), os.path.join(tmp, "killed")
+        go_ckpt, go_killed = json.dumps(ckpt), json.dumps(killed_at)  # as Go string literals
+        # A checkpoint, then one more epoch: the losses a restore must give.
+        want = self.losses(self.ok(self.run_cell(f"if err := nn.SaveCheckpoint({go_ckpt}, s); err != nil {{ panic(err) }}\n" + EPOCH)))
+        self.assertEqual(len(want), 4)
+        reply = self.run_cell(f"""
+import ("os"; "syscall"; "time")
+for i := 0; i < 1000000; i++ {{
+    if i == 20 && s.WorkerID() == 1 {{
+        os.WriteFile({go_killed}, []byte(time.Now().Format(time.RFC3339Nano)), 0o644)
         syscall.Kill(os.Getpid(), syscall.SIGKILL)
-    }
-    for it := dist.Iter(); it.Next(); {
+    }}
+    for it := dist.Iter(); it.Next(); {{
         s.Run(trainStep, it.Batch())
-    }
-}""")
-        took = time.monotonic() - started
+    }}
+}}""")
+        ended = time.time()
         c = reply["content"]
         self.assertEqual(c["status"], "error", c)
         self.assertEqual(c["ename"], "WorkerLost", c)
         self.assertIn("worker 1 of 2", c["evalue"])
-        self.assertLess(took, 15)
+        self.assertLess(ended - os.path.getmtime(killed_at), 10, c["evalue"])
         # The kernel answers; the workers are stopped until a restart.
         stopped = self.run_cell("1 + 1")["content"]
         self.assertEqual(stopped["ename"], "WorkersStopped", stopped)
         self.assertIn("2 workers", self.ok(self.run_cell("%workers restart")))
-        text = self.ok(self.run_cell(TRAIN.replace("STRATEGY", "strategy.NewMultiWorkerMirrored(strategy.WithReplicas(1))")))
-        self.assertEqual(len(self.losses(text)), 8, text)
+        # The model again, untrained; the checkpoint; the same epoch.
+        self.ok(self.run_cell(TRAIN.replace("STRATEGY", "strategy.NewMultiWorkerMirrored(strategy.WithReplicas(1))").replace("epoch < 2", "epoch < 0") + "\ns.Scope(func() { model.Build([]int{64, 10}) })"))
+        got = self.losses(self.ok(self.run_cell(f"if err := nn.RestoreCheckpoint({go_ckpt}, s); err != nil {{ panic(err) }}\n" + EPOCH)))
+        self.assertEqual(len(got), 4)
+        for g, w in zip(got, want):
+            self.assertAlmostEqual(g, w, delta=1e-6)
 
     def test_interrupt_stops_every_worker_at_one_step(self):
-        self.ok(self.run_cell("%workers 2"))
+        self.ok(self.run_cell(self.START))
         self.ok(self.run_cell(TRAIN.replace("STRATEGY", "strategy.NewMultiWorkerMirrored(strategy.WithReplicas(1))")))
         msg_id = self.kc.execute('runs := 0\nfor it := dist.Iter(); ; {\n if !it.Next() { it = dist.Iter(); continue }\n s.Run(trainStep, it.Batch())\n runs++\n if runs == 50 { fmt.Println("running") }\n}')
         deadline = time.monotonic() + TIMEOUT
@@ -147,6 +170,20 @@ for i := 0; i < 1000000; i++ {
         # 2 × worker 0's.
         text = self.ok(self.run_cell('fmt.Println(s.Reduce(strategy.Sum, s.Broadcast(data.Tensor{Data: []float64{float64(runs)}})).Scalar() == float64(2*runs), runs > 50)'))
         self.assertIn("true true", text)
+
+
+class MPIWorkers(Workers):
+    """The same, with the workers started by mpirun and reducing through MPI."""
+    START = "%workers -np 2"
+
+    def test_status_says_mpirun(self):
+        self.assertIn("2 workers under mpirun on this machine", self.ok(self.run_cell(self.START)))
+        self.assertIn("under mpirun", self.ok(self.run_cell("%workers status")))
+        # A spec that cannot start is refused before the workers stop.
+        c = self.run_cell("%workers -np 2 --hostfile /nonexistent/hosts")["content"]
+        self.assertEqual(c["ename"], "WorkersFailed", c)
+        self.assertIn("/nonexistent/hosts", c["evalue"])
+        self.assertIn("under mpirun", self.ok(self.run_cell("%workers status")))
 
 
 if __name__ == "__main__":
