@@ -12,6 +12,7 @@ packages=(
 	libopenblas-dev                 # BLAS for the training step (cgo)
 	openmpi-bin libopenmpi-dev      # multi-worker training: mpirun, and internal/mpi under -tags mpi
 	pkgconf                         # pkg-config, through which cgo finds OpenMPI
+	iproute2 util-linux             # ip netns and unshare: tests/twohost makes two hosts of one machine
 	jupyter-notebook jupyter-nbconvert python3-nbclient
 	jupyter-client jupyter-console python3-ipykernel
 	python3-jupyter-kernel-test     # the Jupyter conformance suite

@@ -4,6 +4,7 @@
 # of 151 programs run as cells and under go run, tests/corpus), the pure-Go
 # BLAS build, the OpenMPI binding under mpirun, short fuzzing, the Jupyter
 # conformance suite and robustness tests through Debian's jupyter_client,
+# workers on two hosts (network namespaces),
 # every notebook executed by nbconvert, JupyterLab's client library and the
 # classic Notebook in Chromium (tests/web), and a JupyterLab application in
 # Chromium (tests/lab).
@@ -56,6 +57,9 @@ cd "$root"
 /usr/bin/python3 -m unittest -v tests/jupyter/test_conformance.py tests/jupyter/test_robustness.py \
 	tests/jupyter/test_worker.py tests/jupyter/test_workers.py tests/jupyter/test_wire.py tests/notebooks/test_notebooks.py \
 	tests/notebooks/test_issue14.py
+
+section "Two hosts (network namespaces): one worker on each under mpirun"
+tests/twohost/run.sh
 
 section "JupyterLab's client library and a real browser (Chromium) on the Notebook"
 tests/web/run.sh gotrain

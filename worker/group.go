@@ -211,7 +211,14 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 		g.stopLocked()
 		g.mu.stopped = r.Err.Value
 		g.mu.Unlock()
-		return errResult("WorkersFailed", "the workers could not start: "+r.Err.Value), false
+		res := errResult("WorkersFailed", "the workers could not start: "+r.Err.Value)
+		if job != nil {
+			// mpirun's own words say why a launch failed (a host it
+			// cannot reach, a binary missing there).
+			res.Err.Traceback = append(res.Err.Traceback, "", "mpirun said:")
+			res.Err.Traceback = append(res.Err.Traceback, job.ownLines(40)...)
+		}
+		return res, false
 	}
 	out.Stream("stdout", g.status())
 	return kernel.ExecuteResult{}, true

@@ -334,6 +334,17 @@ func (j *mpiJob) summary() string {
 	return last
 }
 
+// ownLines is the last n lines of mpirun's own output, rules left out.
+func (j *mpiJob) ownLines(n int) []string {
+	var out []string
+	for _, ln := range strings.Split(string(j.own.bytes()), "\n") {
+		if t := strings.TrimSpace(ln); t != "" && strings.Trim(t, "-") != "" {
+			out = append(out, "    "+ln)
+		}
+	}
+	return out[max(0, len(out)-n):]
+}
+
 // rankThatEnded is the rank mpirun said ended the job, or -1.
 func (j *mpiJob) rankThatEnded() int {
 	j.mu.Lock()

@@ -60,9 +60,8 @@ EPOCH = """for it := dist.Iter(); it.Next(); {
 }"""
 
 
-class Workers(unittest.TestCase):
-    # The magic that starts 2 workers.
-    START = "%workers 2"
+class KernelCase(unittest.TestCase):
+    """A fresh gotrain kernel per test, and helpers to run cells on it."""
 
     def setUp(self):
         self.km, self.kc = start_new_kernel(kernel_name="gotrain", startup_timeout=60)
@@ -87,6 +86,11 @@ class Workers(unittest.TestCase):
 
     def losses(self, text):
         return [float(l) for l in re.findall(r"step \d+: loss (\d+\.\d+)", text)]
+
+
+class Workers(KernelCase):
+    # The magic that starts 2 workers.
+    START = "%workers 2"
 
     def test_two_workers_train_as_one_process(self):
         # One process with 2 replicas: the reference.
