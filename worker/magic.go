@@ -24,6 +24,7 @@ var magicDoc = [][2]string{
 	{"%time", "run the rest of the cell and print its wall and CPU time"},
 	{"%reset", "replace the worker with a fresh one: every variable is gone, the kernel stays"},
 	{"%workers [N|off|restart|status]", "run every later cell on N worker processes of one strategy.NewMultiWorkerMirrored (worker 0's output is shown; a worker that fails or dies is reported by number), back on one, on a fresh set, or show them"},
+	{"%workers -np N [--hostfile FILE] [--host H,…] [--address ADDR]", "the same with N workers started by mpirun, on this machine or the hosts given, reducing through MPI (ADDR: where the kernel listens for them)"},
 	{"%limit [memory SIZE|off]", "show or set the worker's memory limit (`8GiB`, `512MiB`); a fresh worker keeps it"},
 	{"%go get MODULE[@VERSION]", "add a module, or another version of one, to the session's go.mod so cells can import its packages (an import fetches a missing module by itself)"},
 	{"%go mod", "show the session's go.mod"},
