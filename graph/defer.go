@@ -17,11 +17,11 @@ import "fmt"
 // is a variable's storage, which an update may change between Run and the
 // deferred product.
 func (p *Program) Deferrable(n *Node) bool {
-	if n == nil || n.g != p.g || n.id >= p.nodes || !p.have[n.id] || n.op != opMatMul {
+	if n == nil || n.g != p.g || n.id >= p.nodes || !p.have[n.id] || !ops[n.op].product {
 		return false
 	}
 	for _, in := range n.in {
-		if aliasRoot(in).op == opVar {
+		if ops[aliasRoot(in).op].buf == bufVar {
 			return false
 		}
 	}
@@ -41,7 +41,7 @@ func (p *Program) Deferrable(n *Node) bool {
 // aliasRoot follows the nodes that share their input's buffer (reshapes,
 // gradient stops) to the node that owns it.
 func aliasRoot(n *Node) *Node {
-	for n.op == opReshape || n.op == opStopGradient {
+	for ops[n.op].buf == bufAlias {
 		n = n.in[0]
 	}
 	return n
@@ -90,7 +90,7 @@ func (p *Program) ProductRowsF64(n *Node, lo, hi int, dst []float64, add bool) {
 
 func (p *Program) checkProductRows(n *Node, lo, hi, dstLen int) {
 	p.check("product rows", n)
-	if n.op != opMatMul {
+	if !ops[n.op].product {
 		panic(progErr("product rows", fmt.Sprintf("want a matrix product, got %v", n), ErrGraph))
 	}
 	if lo < 0 || hi < lo || hi > n.shape[0] {

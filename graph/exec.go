@@ -35,20 +35,20 @@ func compile[T Float](p *Program, bufs [][]T) []step {
 			continue
 		}
 		n := g.nodes[id]
-		switch n.op {
-		case opVar:
+		switch ops[n.op].buf {
+		case bufVar:
 			bufs[id] = varStorage[T](n.v)
 			continue
-		case opReshape, opStopGradient:
-			// Alias: no op writes its inputs, so sharing is safe.
+		case bufAlias:
+			// No op writes its inputs, so sharing is safe.
 			bufs[id] = bufs[n.in[0].id]
 			continue
 		}
 		bufs[id] = make([]T, n.size)
-		switch n.op {
-		case opPlaceholder:
+		switch ops[n.op].buf {
+		case bufFed:
 			continue
-		case opConst:
+		case bufConst:
 			fill(bufs[id], T(n.c))
 			continue
 		}
@@ -71,7 +71,8 @@ func fill[T Float](x []T, v T) {
 	}
 }
 
-// kernelFor returns the closure computing node n from its inputs' buffers.
+// kernelFor returns the closure computing node n from its inputs' buffers,
+// built by the op's CPU kernel in ops.
 // Shapes were validated when n was built, so the loops are unchecked.
 func kernelFor[T Float](n *Node, bufs [][]T, aux map[int][]int) func() {
 	out := bufs[n.id]
@@ -79,171 +80,259 @@ func kernelFor[T Float](n *Node, bufs [][]T, aux map[int][]int) func() {
 	for i, x := range n.in {
 		in[i] = bufs[x.id]
 	}
-	switch n.op {
-	case opMatMul:
-		gemm := gemmFor[T]()
-		a, b := in[0], in[1]
-		m, nn := n.shape[0], n.shape[1]
-		k, lda, ldb := n.in[0].shape[1], n.in[0].shape[1], n.in[1].shape[1]
-		if n.transA {
-			k = n.in[0].shape[0]
-		}
-		return func() { gemm(n.transA, n.transB, m, nn, k, 1, a, lda, b, ldb, 0, out, nn) }
-	case opDense:
-		gemm := gemmFor[T]()
-		x, w := in[0], in[1]
-		var b []T
-		if len(in) == 3 {
-			b = in[2]
-		}
-		m, k, nn := n.in[0].shape[0], n.in[0].shape[1], n.shape[1]
-		act := n.act
-		return func() {
-			gemm(false, false, m, nn, k, 1, x, k, w, nn, 0, out, nn)
-			biasAct(out, b, nn, act)
-		}
-	case opActivate:
-		x, act := in[0], n.act
-		return func() { activate(out, x, act) }
-	case opAdd, opSub, opMul, opDiv:
-		a, b := in[0], in[1]
-		la, lb := len(a), len(b)
-		f := binaryFunc[T](n.op)
-		mode := n.mode
-		return func() { binaryLoop(out, a, b, la, lb, mode, f) }
-	case opScale:
-		x, c := in[0], T(n.c)
-		return func() {
-			for i, v := range x {
-				out[i] = c * v
-			}
-		}
-	case opNeg:
-		x := in[0]
-		return func() {
-			for i, v := range x {
-				out[i] = -v
-			}
-		}
-	case opExp:
-		x := in[0]
-		return func() {
-			for i, v := range x {
-				out[i] = T(math.Exp(float64(v)))
-			}
-		}
-	case opLog:
-		x := in[0]
-		return func() {
-			for i, v := range x {
-				out[i] = T(math.Log(float64(v)))
-			}
-		}
-	case opSquare:
-		x := in[0]
-		return func() {
-			for i, v := range x {
-				out[i] = v * v
-			}
-		}
-	case opSqrt:
-		x := in[0]
-		return func() {
-			for i, v := range x {
-				out[i] = T(math.Sqrt(float64(v)))
-			}
-		}
-	case opSoftmax, opLogSoftmax:
-		x, c, log := in[0], n.shape[len(n.shape)-1], n.op == opLogSoftmax
-		return func() { softmaxRows(out, x, c, log) }
-	case opSoftmaxGrad:
-		y, dy, c := in[0], in[1], n.shape[len(n.shape)-1]
-		return func() { softmaxGrad(out, y, dy, c) }
-	case opLogSoftmaxGrad:
-		y, dy, c := in[0], in[1], n.shape[len(n.shape)-1]
-		return func() { logSoftmaxGrad(out, y, dy, c) }
-	case opSparseXent:
-		lab, x, c := in[0], in[1], n.in[1].shape[1]
-		return func() { sparseXent(out, lab, x, c) }
-	case opSparseXentGrad:
-		lab, x, dl, c := in[0], in[1], in[2], n.shape[1]
-		return func() { sparseXentGrad(out, lab, x, dl, c) }
-	case opSoftmaxXent:
-		lab, x, c := in[0], in[1], n.in[1].shape[1]
-		return func() { softmaxXent(out, lab, x, c) }
-	case opSoftmaxXentGrad:
-		lab, x, dl, c := in[0], in[1], in[2], n.shape[1]
-		return func() { softmaxXentGrad(out, lab, x, dl, c) }
-	case opXentLabelGrad:
-		x, dl, c := in[0], in[1], n.shape[1]
-		return func() { xentLabelGrad(out, x, dl, c) }
-	case opSigmoidXent:
-		z, x := in[0], in[1]
-		return func() {
-			for i, v := range x {
-				xf := float64(v)
-				out[i] = T(math.Max(xf, 0) - xf*float64(z[i]) + math.Log1p(math.Exp(-math.Abs(xf))))
-			}
-		}
-	case opSigmoidXentGrad:
-		z, x, dl := in[0], in[1], in[2]
-		return func() {
-			for i, v := range x {
-				out[i] = (sigmoid(v) - z[i]) * dl[i]
-			}
-		}
-	case opSum, opMean:
-		x := in[0]
-		f := 1.0
-		if n.op == opMean && len(x) > 0 {
-			f = 1 / float64(len(x))
-		}
-		return func() {
-			var s float64
-			for _, v := range x {
-				s += float64(v)
-			}
-			out[0] = T(s * f)
-		}
-	case opSumAxis:
-		x := in[0]
-		outer, d, inner := axisSplit(n.in[0].shape, n.axis)
-		f := T(n.c)
-		return func() { sumAxis(out, x, outer, d, inner, f) }
-	case opBroadcastScalar:
-		x, f := in[0], n.c
-		return func() { fill(out, T(float64(x[0])*f)) }
-	case opBroadcastAxis:
-		x := in[0]
-		outer, d, inner := axisSplit(n.shape, n.axis)
-		f := T(n.c)
-		return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
-	case opCopy:
-		x := in[0]
-		return func() { copy(out, x) }
-	case opFill:
-		c := T(n.c)
-		return func() { fill(out, c) }
-	case opAddN:
-		return func() {
-			copy(out, in[0])
-			for _, x := range in[1:] {
-				for i, v := range x {
-					out[i] += v
-				}
-			}
-		}
-	case opActGradY:
-		y, dy, act := in[0], in[1], n.act
-		return func() { actGradY(out, y, dy, act) }
-	case opActGradX:
-		x, dy := in[0], in[1]
-		return func() { actGradX(out, x, dy) }
+	k := cpuFor[T](ops[n.op].cpu)
+	if k == nil {
+		panic(fmt.Errorf("graph: compile: no kernel for op %s (node %s)", ops[n.op].name, n))
 	}
-	if fn := layerKernel(n, in, out, aux); fn != nil {
-		return fn
+	return k(n, in, out, aux)
+}
+
+// The CPU kernels of the ops in ops.go, in the order of opKind. Each is a
+// kernelFunc.
+
+func matMulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	a, b := in[0], in[1]
+	m, nn := n.shape[0], n.shape[1]
+	k, lda, ldb := n.in[0].shape[1], n.in[0].shape[1], n.in[1].shape[1]
+	if n.transA {
+		k = n.in[0].shape[0]
 	}
-	panic(fmt.Errorf("graph: compile: no kernel for op %s (node %s)", opNames[n.op], n))
+	return func() { gemm(n.transA, n.transB, m, nn, k, 1, a, lda, b, ldb, 0, out, nn) }
+}
+
+func denseKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	x, w := in[0], in[1]
+	var b []T
+	if len(in) == 3 {
+		b = in[2]
+	}
+	m, k, nn := n.in[0].shape[0], n.in[0].shape[1], n.shape[1]
+	act := n.act
+	return func() {
+		gemm(false, false, m, nn, k, 1, x, k, w, nn, 0, out, nn)
+		biasAct(out, b, nn, act)
+	}
+}
+
+func activateKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, act := in[0], n.act
+	return func() { activate(out, x, act) }
+}
+
+func addKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return binaryKernel(n, in, out, func(a, b T) T { return a + b })
+}
+
+func subKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return binaryKernel(n, in, out, func(a, b T) T { return a - b })
+}
+
+func mulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return binaryKernel(n, in, out, func(a, b T) T { return a * b })
+}
+
+func divKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return binaryKernel(n, in, out, func(a, b T) T { return a / b })
+}
+
+func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() {
+	a, b := in[0], in[1]
+	la, lb := len(a), len(b)
+	mode := n.mode
+	return func() { binaryLoop(out, a, b, la, lb, mode, f) }
+}
+
+func scaleKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, c := in[0], T(n.c)
+	return func() {
+		for i, v := range x {
+			out[i] = c * v
+		}
+	}
+}
+
+func negKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = -v
+		}
+	}
+}
+
+func expKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = T(math.Exp(float64(v)))
+		}
+	}
+}
+
+func logKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = T(math.Log(float64(v)))
+		}
+	}
+}
+
+func squareKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = v * v
+		}
+	}
+}
+
+func sqrtKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = T(math.Sqrt(float64(v)))
+		}
+	}
+}
+
+func softmaxKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, c := in[0], n.shape[len(n.shape)-1]
+	return func() { softmaxRows(out, x, c, false) }
+}
+
+func logSoftmaxKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, c := in[0], n.shape[len(n.shape)-1]
+	return func() { softmaxRows(out, x, c, true) }
+}
+
+func sparseXentKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	lab, x, c := in[0], in[1], n.in[1].shape[1]
+	return func() { sparseXent(out, lab, x, c) }
+}
+
+func softmaxXentKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	lab, x, c := in[0], in[1], n.in[1].shape[1]
+	return func() { softmaxXent(out, lab, x, c) }
+}
+
+func sigmoidXentKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	z, x := in[0], in[1]
+	return func() {
+		for i, v := range x {
+			xf := float64(v)
+			out[i] = T(math.Max(xf, 0) - xf*float64(z[i]) + math.Log1p(math.Exp(-math.Abs(xf))))
+		}
+	}
+}
+
+func sumKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return sumScaled(in[0], out, 1)
+}
+
+func meanKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	f := 1.0
+	if len(in[0]) > 0 {
+		f = 1 / float64(len(in[0]))
+	}
+	return sumScaled(in[0], out, f)
+}
+
+// sumScaled is: out[0] = f · Σ x, accumulated in float64.
+func sumScaled[T Float](x, out []T, f float64) func() {
+	return func() {
+		var s float64
+		for _, v := range x {
+			s += float64(v)
+		}
+		out[0] = T(s * f)
+	}
+}
+
+func sumAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	outer, d, inner := axisSplit(n.in[0].shape, n.axis)
+	f := T(n.c)
+	return func() { sumAxis(out, x, outer, d, inner, f) }
+}
+
+func addNKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return func() {
+		copy(out, in[0])
+		for _, x := range in[1:] {
+			for i, v := range x {
+				out[i] += v
+			}
+		}
+	}
+}
+
+func actGradYKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	y, dy, act := in[0], in[1], n.act
+	return func() { actGradY(out, y, dy, act) }
+}
+
+func actGradXKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, dy := in[0], in[1]
+	return func() { actGradX(out, x, dy) }
+}
+
+func softmaxGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	y, dy, c := in[0], in[1], n.shape[len(n.shape)-1]
+	return func() { softmaxGrad(out, y, dy, c) }
+}
+
+func logSoftmaxGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	y, dy, c := in[0], in[1], n.shape[len(n.shape)-1]
+	return func() { logSoftmaxGrad(out, y, dy, c) }
+}
+
+func sparseXentGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	lab, x, dl, c := in[0], in[1], in[2], n.shape[1]
+	return func() { sparseXentGrad(out, lab, x, dl, c) }
+}
+
+func softmaxXentGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	lab, x, dl, c := in[0], in[1], in[2], n.shape[1]
+	return func() { softmaxXentGrad(out, lab, x, dl, c) }
+}
+
+func xentLabelGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, dl, c := in[0], in[1], n.shape[1]
+	return func() { xentLabelGrad(out, x, dl, c) }
+}
+
+func sigmoidXentGradKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	z, x, dl := in[0], in[1], in[2]
+	return func() {
+		for i, v := range x {
+			out[i] = (sigmoid(v) - z[i]) * dl[i]
+		}
+	}
+}
+
+func broadcastScalarKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, f := in[0], n.c
+	return func() { fill(out, T(float64(x[0])*f)) }
+}
+
+func broadcastAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	outer, d, inner := axisSplit(n.shape, n.axis)
+	f := T(n.c)
+	return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
+}
+
+func copyKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() { copy(out, x) }
+}
+
+func fillKernel[T Float](n *Node, _ [][]T, out []T, _ map[int][]int) func() {
+	c := T(n.c)
+	return func() { fill(out, c) }
 }
 
 func axisSplit(shape []int, axis int) (outer, d, inner int) {
@@ -296,18 +385,6 @@ func broadcastAxisLoop[T Float](out, x []T, outer, d, inner int, f T) {
 			}
 		}
 	}
-}
-
-func binaryFunc[T Float](op opKind) func(a, b T) T {
-	switch op {
-	case opAdd:
-		return func(a, b T) T { return a + b }
-	case opSub:
-		return func(a, b T) T { return a - b }
-	case opMul:
-		return func(a, b T) T { return a * b }
-	}
-	return func(a, b T) T { return a / b }
 }
 
 // binaryLoop is: out[i] = f(a[i or i mod la], b[i or i mod lb]) as mode says.

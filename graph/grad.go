@@ -30,7 +30,7 @@ func (g *Graph) Gradients(y *Node, xs []*Node) []*Node {
 	reach[last] = true
 	for id := last; id >= 0; id-- {
 		n := g.nodes[id]
-		if !reach[id] || n.op == opStopGradient {
+		if !reach[id] || ops[n.op].stopsGradient {
 			continue
 		}
 		for _, in := range n.in {
@@ -46,7 +46,7 @@ func (g *Graph) Gradients(y *Node, xs []*Node) []*Node {
 	}
 	for id := 0; id <= last; id++ {
 		n := g.nodes[id]
-		if dep[id] || n.op == opStopGradient {
+		if dep[id] || ops[n.op].stopsGradient {
 			continue
 		}
 		for _, in := range n.in {
@@ -70,7 +70,7 @@ func (g *Graph) Gradients(y *Node, xs []*Node) []*Node {
 			dy = g.addN(n.shape, contrib[id])
 		}
 		grads[id] = dy
-		if n.op == opStopGradient || len(n.in) == 0 {
+		if ops[n.op].stopsGradient || len(n.in) == 0 {
 			continue
 		}
 		restore := g.withScope(n.scope)
@@ -103,15 +103,6 @@ func (g *Graph) Gradients(y *Node, xs []*Node) []*Node {
 		out[i] = d
 	}
 	return out
-}
-
-// ownsBuffer reports whether Run computes n into a buffer of its own.
-func (n *Node) ownsBuffer() bool {
-	switch n.op {
-	case opPlaceholder, opVar, opConst, opReshape, opStopGradient:
-		return false
-	}
-	return true
 }
 
 // withScope sets the scope exactly (not nested), so backward nodes carry the
@@ -160,106 +151,139 @@ func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
 }
 
 // vjp returns the gradient contribution of dy to each input of n (nil where
-// an input gets none).
+// an input gets none), from the op's grad in ops.
 func (n *Node) vjp(dy *Node) []*Node {
-	g := n.g
+	if grad := ops[n.op].grad; grad != nil {
+		return grad(n, dy)
+	}
+	panic(n.g.err("gradients", fmt.Sprintf("want a first-order graph, got a gradient of %s (second derivatives are not supported)", n), ErrGraph))
+}
+
+// The gradients of the ops in ops.go, in the order of opKind; each is an
+// opDef.grad.
+
+func matMulGrad(n, dy *Node) []*Node {
+	a, b, ta, tb := n.in[0], n.in[1], n.transA, n.transB
+	var da, db *Node
+	if !ta {
+		da = matMul(dy, b, false, !tb)
+	} else {
+		da = matMul(b, dy, tb, true)
+	}
+	if !tb {
+		db = matMul(a, dy, !ta, false)
+	} else {
+		db = matMul(dy, a, true, ta)
+	}
+	return []*Node{da, db}
+}
+
+func denseGrad(n, dy *Node) []*Node {
 	in := n.in
-	switch n.op {
-	case opMatMul:
-		a, b, ta, tb := in[0], in[1], n.transA, n.transB
-		var da, db *Node
-		if !ta {
-			da = matMul(dy, b, false, !tb)
-		} else {
-			da = matMul(b, dy, tb, true)
-		}
-		if !tb {
-			db = matMul(a, dy, !ta, false)
-		} else {
-			db = matMul(dy, a, true, ta)
-		}
-		return []*Node{da, db}
-	case opDense:
-		dz := dy
-		if n.act != Linear {
-			dz = g.add(opActGradY, n.shape, n, dy)
-			dz.act = n.act
-		}
-		out := []*Node{matMul(dz, in[1], false, true), matMul(in[0], dz, true, false)}
-		if len(in) == 3 {
-			out = append(out, SumAxis(dz, 0))
-		}
-		return out
-	case opActivate:
-		var dz *Node
-		if n.act == GELU {
-			dz = g.add(opActGradX, n.shape, in[0], dy)
-		} else {
-			dz = g.add(opActGradY, n.shape, n, dy)
-		}
+	dz := dy
+	if n.act != Linear {
+		dz = n.g.add(opActGradY, n.shape, n, dy)
 		dz.act = n.act
-		return []*Node{dz}
-	case opAdd:
-		return []*Node{reduceTo(dy, in[0].shape), reduceTo(dy, in[1].shape)}
-	case opSub:
-		return []*Node{reduceTo(dy, in[0].shape), reduceTo(Neg(dy), in[1].shape)}
-	case opMul:
-		return []*Node{reduceTo(Mul(dy, in[1]), in[0].shape), reduceTo(Mul(dy, in[0]), in[1].shape)}
-	case opDiv:
-		// d(a/b)/db = -a/b² = -(a/b)/b
-		return []*Node{reduceTo(Div(dy, in[1]), in[0].shape), reduceTo(Neg(Div(Mul(dy, n), in[1])), in[1].shape)}
-	case opScale:
-		return []*Node{Scale(dy, n.c)}
-	case opNeg:
-		return []*Node{Neg(dy)}
-	case opExp:
-		return []*Node{Mul(dy, n)}
-	case opLog:
-		return []*Node{Div(dy, in[0])}
-	case opSquare:
-		return []*Node{Mul(dy, Scale(in[0], 2))}
-	case opSqrt:
-		return []*Node{Div(Scale(dy, 0.5), n)}
-	case opSoftmax:
-		return []*Node{g.add(opSoftmaxGrad, n.shape, n, dy)}
-	case opLogSoftmax:
-		return []*Node{g.add(opLogSoftmaxGrad, n.shape, n, dy)}
-	case opSparseXent:
-		return []*Node{nil, g.add(opSparseXentGrad, in[1].shape, in[0], in[1], dy)}
-	case opSoftmaxXent:
-		return []*Node{
-			g.add(opXentLabelGrad, in[1].shape, in[1], dy),
-			g.add(opSoftmaxXentGrad, in[1].shape, in[0], in[1], dy),
-		}
-	case opSigmoidXent:
-		return []*Node{Mul(Neg(in[1]), dy), g.add(opSigmoidXentGrad, in[1].shape, in[0], in[1], dy)}
-	case opSum:
-		return []*Node{broadcastScalar(dy, in[0].shape, 1)}
-	case opMean:
-		f := 0.0
-		if in[0].size > 0 {
-			f = 1 / float64(in[0].size)
-		}
-		return []*Node{broadcastScalar(dy, in[0].shape, f)}
-	case opSumAxis:
-		return []*Node{broadcastAxis(dy, in[0].shape, n.axis, n.c)}
-	case opReshape:
-		return []*Node{Reshape(dy, in[0].shape...)}
-	case opCopy:
-		return []*Node{dy}
-	case opAddN:
-		out := make([]*Node, len(in))
-		for i := range out {
-			out[i] = dy
-		}
-		return out
-	case opBroadcastScalar:
-		return []*Node{reduceTo(Scale(Sum(dy), n.c), in[0].shape)}
-	case opBroadcastAxis:
-		return []*Node{Scale(SumAxis(dy, n.axis), n.c)}
 	}
-	if ins, ok := n.layerVJP(dy); ok {
-		return ins
+	out := []*Node{matMul(dz, in[1], false, true), matMul(in[0], dz, true, false)}
+	if len(in) == 3 {
+		out = append(out, SumAxis(dz, 0))
 	}
-	panic(g.err("gradients", fmt.Sprintf("want a first-order graph, got a gradient of %s (second derivatives are not supported)", n), ErrGraph))
+	return out
+}
+
+func activateGrad(n, dy *Node) []*Node {
+	var dz *Node
+	if n.act == GELU {
+		dz = n.g.add(opActGradX, n.shape, n.in[0], dy)
+	} else {
+		dz = n.g.add(opActGradY, n.shape, n, dy)
+	}
+	dz.act = n.act
+	return []*Node{dz}
+}
+
+func addGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(dy, n.in[0].shape), reduceTo(dy, n.in[1].shape)}
+}
+
+func subGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(dy, n.in[0].shape), reduceTo(Neg(dy), n.in[1].shape)}
+}
+
+func mulGrad(n, dy *Node) []*Node {
+	in := n.in
+	return []*Node{reduceTo(Mul(dy, in[1]), in[0].shape), reduceTo(Mul(dy, in[0]), in[1].shape)}
+}
+
+func divGrad(n, dy *Node) []*Node {
+	in := n.in
+	// d(a/b)/db = -a/b² = -(a/b)/b
+	return []*Node{reduceTo(Div(dy, in[1]), in[0].shape), reduceTo(Neg(Div(Mul(dy, n), in[1])), in[1].shape)}
+}
+
+func scaleGrad(n, dy *Node) []*Node  { return []*Node{Scale(dy, n.c)} }
+func negGrad(_, dy *Node) []*Node    { return []*Node{Neg(dy)} }
+func expGrad(n, dy *Node) []*Node    { return []*Node{Mul(dy, n)} }
+func logGrad(n, dy *Node) []*Node    { return []*Node{Div(dy, n.in[0])} }
+func squareGrad(n, dy *Node) []*Node { return []*Node{Mul(dy, Scale(n.in[0], 2))} }
+func sqrtGrad(n, dy *Node) []*Node   { return []*Node{Div(Scale(dy, 0.5), n)} }
+
+func softmaxOpGrad(n, dy *Node) []*Node {
+	return []*Node{n.g.add(opSoftmaxGrad, n.shape, n, dy)}
+}
+
+func logSoftmaxOpGrad(n, dy *Node) []*Node {
+	return []*Node{n.g.add(opLogSoftmaxGrad, n.shape, n, dy)}
+}
+
+func sparseXentOpGrad(n, dy *Node) []*Node {
+	in := n.in
+	return []*Node{nil, n.g.add(opSparseXentGrad, in[1].shape, in[0], in[1], dy)}
+}
+
+func softmaxXentOpGrad(n, dy *Node) []*Node {
+	g, in := n.g, n.in
+	return []*Node{
+		g.add(opXentLabelGrad, in[1].shape, in[1], dy),
+		g.add(opSoftmaxXentGrad, in[1].shape, in[0], in[1], dy),
+	}
+}
+
+func sigmoidXentOpGrad(n, dy *Node) []*Node {
+	in := n.in
+	return []*Node{Mul(Neg(in[1]), dy), n.g.add(opSigmoidXentGrad, in[1].shape, in[0], in[1], dy)}
+}
+
+func sumGrad(n, dy *Node) []*Node { return []*Node{broadcastScalar(dy, n.in[0].shape, 1)} }
+
+func meanGrad(n, dy *Node) []*Node {
+	f := 0.0
+	if n.in[0].size > 0 {
+		f = 1 / float64(n.in[0].size)
+	}
+	return []*Node{broadcastScalar(dy, n.in[0].shape, f)}
+}
+
+func sumAxisGrad(n, dy *Node) []*Node {
+	return []*Node{broadcastAxis(dy, n.in[0].shape, n.axis, n.c)}
+}
+
+func reshapeGrad(n, dy *Node) []*Node { return []*Node{Reshape(dy, n.in[0].shape...)} }
+func copyGrad(_, dy *Node) []*Node    { return []*Node{dy} }
+
+func addNGrad(n, dy *Node) []*Node {
+	out := make([]*Node, len(n.in))
+	for i := range out {
+		out[i] = dy
+	}
+	return out
+}
+
+func broadcastScalarGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(Scale(Sum(dy), n.c), n.in[0].shape)}
+}
+
+func broadcastAxisGrad(n, dy *Node) []*Node {
+	return []*Node{Scale(SumAxis(dy, n.axis), n.c)}
 }

@@ -184,7 +184,7 @@ func (n *Node) Name() string {
 	if n.name != "" {
 		return n.name
 	}
-	s := opNames[n.op] + "_" + strconv.Itoa(n.id)
+	s := ops[n.op].name + "_" + strconv.Itoa(n.id)
 	if n.scope != "" {
 		s = n.scope + "/" + s
 	}

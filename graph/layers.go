@@ -277,40 +277,46 @@ func AllReduce(x *Node, c Collective, scale float64) *Node {
 func (p *Program) Collectives() []*Node {
 	var out []*Node
 	for _, s := range p.steps {
-		if s.n.op == opAllReduce {
+		if ops[s.n.op].collective {
 			out = append(out, s.n)
 		}
 	}
 	return out
 }
 
-// layerVJP is vjp for the layer ops; ok is false for ops it does not know.
-func (n *Node) layerVJP(dy *Node) (ins []*Node, ok bool) {
-	g, in := n.g, n.in
-	switch n.op {
-	case opIm2Col:
-		d := g.add(opCol2Im, in[0].shape, dy)
-		d.win = n.win
-		return []*Node{d}, true
-	case opMaxPool:
-		d := g.add(opMaxPoolGrad, in[0].shape, n, dy)
-		d.win = n.win
-		return []*Node{d}, true
-	case opGather:
-		return []*Node{g.add(opScatterAdd, in[0].shape, in[1], dy), nil}, true
-	case opDropoutMask:
-		return []*Node{nil}, true
-	case opMaskedSum:
-		return []*Node{
-			g.add(opMaskedSumGradX, in[0].shape, in[1], dy),
-			g.add(opMaskedSumGradW, in[1].shape, in[0], dy),
-		}, true
-	case opMaximum:
-		d := g.add(opMaximumGrad, n.shape, in[0], dy)
-		d.c = n.c
-		return []*Node{d}, true
-	case opAllReduce:
-		return []*Node{AllReduce(dy, n.coll, n.c)}, true
-	}
-	return nil, false
+// The gradients of the layer ops; each is an opDef.grad.
+
+func im2colGrad(n, dy *Node) []*Node {
+	d := n.g.add(opCol2Im, n.in[0].shape, dy)
+	d.win = n.win
+	return []*Node{d}
 }
+
+func maxPoolGrad(n, dy *Node) []*Node {
+	d := n.g.add(opMaxPoolGrad, n.in[0].shape, n, dy)
+	d.win = n.win
+	return []*Node{d}
+}
+
+func gatherGrad(n, dy *Node) []*Node {
+	return []*Node{n.g.add(opScatterAdd, n.in[0].shape, n.in[1], dy), nil}
+}
+
+// dropoutMaskGrad: the mask carries no gradient to its counter.
+func dropoutMaskGrad(*Node, *Node) []*Node { return []*Node{nil} }
+
+func maskedSumOpGrad(n, dy *Node) []*Node {
+	g, in := n.g, n.in
+	return []*Node{
+		g.add(opMaskedSumGradX, in[0].shape, in[1], dy),
+		g.add(opMaskedSumGradW, in[1].shape, in[0], dy),
+	}
+}
+
+func maximumGrad(n, dy *Node) []*Node {
+	d := n.g.add(opMaximumGrad, n.shape, n.in[0], dy)
+	d.c = n.c
+	return []*Node{d}
+}
+
+func allReduceGrad(n, dy *Node) []*Node { return []*Node{AllReduce(dy, n.coll, n.c)} }

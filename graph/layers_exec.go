@@ -1,93 +1,109 @@
 package graph
 
-// layerKernel is kernelFor for the layer ops; nil for ops it does not know.
-// aux holds index state a forward kernel shares with its gradient's kernel
-// (max-pool argmax), keyed by the forward node's id; compile builds kernels
-// in node order, so the forward entry exists when the gradient asks.
-func layerKernel[T Float](n *Node, in [][]T, out []T, aux map[int][]int) func() {
-	switch n.op {
-	case opIm2Col:
-		x, w := in[0], n.win
-		return func() { im2col(out, x, w) }
-	case opCol2Im:
-		d, w := in[0], n.win
-		return func() { col2im(out, d, w) }
-	case opMaxPool:
-		x, w := in[0], n.win
-		arg := make([]int, n.size)
-		aux[n.id] = arg
-		return func() { maxPool(out, x, arg, w) }
-	case opMaxPoolGrad:
-		arg, dy := aux[n.in[0].id], in[1]
-		return func() {
-			clear(out)
-			for i, v := range dy {
-				if a := arg[i]; a >= 0 {
-					out[a] += v
-				}
-			}
-		}
-	case opGather:
-		table, ids, d := in[0], in[1], n.in[0].shape[1]
-		rows := n.in[0].shape[0]
-		return func() {
-			for i, id := range ids {
-				k := rowIndex(id, i, rows)
-				copy(out[i*d:(i+1)*d], table[k*d:(k+1)*d])
-			}
-		}
-	case opScatterAdd:
-		ids, dy, d, rows := in[0], in[1], n.shape[1], n.shape[0]
-		return func() {
-			clear(out)
-			for i, id := range ids {
-				k := rowIndex(id, i, rows)
-				row := out[k*d : (k+1)*d]
-				for j, v := range dy[i*d : (i+1)*d] {
-					row[j] += v
-				}
-			}
-		}
-	case opDropoutMask:
-		step := in[0]
-		rate, seed, stream := n.c, n.seed, n.stream
-		return func() { dropoutMask(out, step, rate, seed, stream) }
-	case opMaskedSum:
-		x, w := in[0], in[1]
-		c := n.shape[0]
-		acc := make([]float64, c)
-		return func() { maskedSum(out, x, w, acc) }
-	case opMaskedSumGradX:
-		w, dy := in[0], in[1]
-		return func() { maskedSumGradX(out, w, dy) }
-	case opMaskedSumGradW:
-		x, dy := in[0], in[1]
-		return func() { maskedSumGradW(out, x, dy) }
-	case opMaximum:
-		x, c := in[0], T(n.c)
-		return func() {
-			for i, v := range x {
-				out[i] = max(v, c)
-			}
-		}
-	case opMaximumGrad:
-		x, dy, c := in[0], in[1], T(n.c)
-		return func() {
-			for i, v := range x {
-				if v > c {
-					out[i] = dy[i]
-				} else {
-					out[i] = 0
-				}
-			}
-		}
-	case opAllReduce:
-		return allReduceKernel(n, in[0], out)
-	}
-	return nil
+// The CPU kernels of the layer ops (layers.go); each is a kernelFunc.
+
+func im2colKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, w := in[0], n.win
+	return func() { im2col(out, x, w) }
 }
 
-func allReduceKernel[T Float](n *Node, x, out []T) func() {
+func col2imKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	d, w := in[0], n.win
+	return func() { col2im(out, d, w) }
+}
+
+// maxPoolKernel keeps each output's argmax in aux, for maxPoolGradKernel.
+func maxPoolKernel[T Float](n *Node, in [][]T, out []T, aux map[int][]int) func() {
+	x, w := in[0], n.win
+	arg := make([]int, n.size)
+	aux[n.id] = arg
+	return func() { maxPool(out, x, arg, w) }
+}
+
+func maxPoolGradKernel[T Float](n *Node, in [][]T, out []T, aux map[int][]int) func() {
+	arg, dy := aux[n.in[0].id], in[1]
+	return func() {
+		clear(out)
+		for i, v := range dy {
+			if a := arg[i]; a >= 0 {
+				out[a] += v
+			}
+		}
+	}
+}
+
+func gatherKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	table, ids, d := in[0], in[1], n.in[0].shape[1]
+	rows := n.in[0].shape[0]
+	return func() {
+		for i, id := range ids {
+			k := rowIndex(id, i, rows)
+			copy(out[i*d:(i+1)*d], table[k*d:(k+1)*d])
+		}
+	}
+}
+
+func scatterAddKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	ids, dy, d, rows := in[0], in[1], n.shape[1], n.shape[0]
+	return func() {
+		clear(out)
+		for i, id := range ids {
+			k := rowIndex(id, i, rows)
+			row := out[k*d : (k+1)*d]
+			for j, v := range dy[i*d : (i+1)*d] {
+				row[j] += v
+			}
+		}
+	}
+}
+
+func dropoutMaskKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	step := in[0]
+	rate, seed, stream := n.c, n.seed, n.stream
+	return func() { dropoutMask(out, step, rate, seed, stream) }
+}
+
+func maskedSumKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, w := in[0], in[1]
+	c := n.shape[0]
+	acc := make([]float64, c)
+	return func() { maskedSum(out, x, w, acc) }
+}
+
+func maskedSumGradXKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	w, dy := in[0], in[1]
+	return func() { maskedSumGradX(out, w, dy) }
+}
+
+func maskedSumGradWKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, dy := in[0], in[1]
+	return func() { maskedSumGradW(out, x, dy) }
+}
+
+func maximumKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, c := in[0], T(n.c)
+	return func() {
+		for i, v := range x {
+			out[i] = max(v, c)
+		}
+	}
+}
+
+func maximumGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, dy, c := in[0], in[1], T(n.c)
+	return func() {
+		for i, v := range x {
+			if v > c {
+				out[i] = dy[i]
+			} else {
+				out[i] = 0
+			}
+		}
+	}
+}
+
+func allReduceKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
 	c, scale := n.coll, T(n.c)
 	var reduce func()
 	switch buf := any(out).(type) {

@@ -5,6 +5,7 @@ import (
 	"slices"
 )
 
+// opKind names an op; ops (optable.go) holds its entry.
 type opKind int
 
 const (
@@ -65,61 +66,6 @@ const (
 	numOps
 )
 
-var opNames = [numOps]string{
-	opPlaceholder:     "placeholder",
-	opVar:             "var",
-	opConst:           "const",
-	opMatMul:          "matmul",
-	opDense:           "dense",
-	opActivate:        "activate",
-	opAdd:             "add",
-	opSub:             "sub",
-	opMul:             "mul",
-	opDiv:             "div",
-	opScale:           "scale",
-	opNeg:             "neg",
-	opExp:             "exp",
-	opLog:             "log",
-	opSquare:          "square",
-	opSqrt:            "sqrt",
-	opSoftmax:         "softmax",
-	opLogSoftmax:      "log_softmax",
-	opSparseXent:      "sparse_softmax_cross_entropy",
-	opSoftmaxXent:     "softmax_cross_entropy",
-	opSigmoidXent:     "sigmoid_cross_entropy",
-	opSum:             "sum",
-	opMean:            "mean",
-	opSumAxis:         "sum_axis",
-	opReshape:         "reshape",
-	opStopGradient:    "stop_gradient",
-	opAddN:            "add_n",
-	opActGradY:        "activate_grad",
-	opActGradX:        "activate_grad",
-	opSoftmaxGrad:     "softmax_grad",
-	opLogSoftmaxGrad:  "log_softmax_grad",
-	opSparseXentGrad:  "sparse_softmax_cross_entropy_grad",
-	opSoftmaxXentGrad: "softmax_cross_entropy_grad",
-	opXentLabelGrad:   "softmax_cross_entropy_label_grad",
-	opSigmoidXentGrad: "sigmoid_cross_entropy_grad",
-	opBroadcastScalar: "broadcast",
-	opBroadcastAxis:   "broadcast_axis",
-	opCopy:            "copy",
-	opFill:            "zeros",
-	opIm2Col:          "im2col",
-	opCol2Im:          "col2im",
-	opMaxPool:         "max_pool",
-	opMaxPoolGrad:     "max_pool_grad",
-	opGather:          "gather",
-	opScatterAdd:      "scatter_add",
-	opDropoutMask:     "dropout_mask",
-	opMaskedSum:       "masked_sum",
-	opMaskedSumGradX:  "masked_sum_grad",
-	opMaskedSumGradW:  "masked_sum_weight_grad",
-	opMaximum:         "maximum",
-	opMaximumGrad:     "maximum_grad",
-	opAllReduce:       "all_reduce",
-}
-
 // Activation selects the nonlinearity of Dense and Activate.
 type Activation int
 
@@ -172,7 +118,7 @@ func graphOf(op string, ns ...*Node) *Graph {
 }
 
 func unary(op opKind, x *Node) *Node {
-	g := graphOf(opNames[op], x)
+	g := graphOf(ops[op].name, x)
 	return g.add(op, x.shape, x)
 }
 
@@ -250,7 +196,7 @@ func Activate(x *Node, act Activation) *Node {
 }
 
 func binary(op opKind, a, b *Node) *Node {
-	name := opNames[op]
+	name := ops[op].name
 	g := graphOf(name, a, b)
 	var mode bcast
 	var shape []int

@@ -64,7 +64,7 @@ func (g *Graph) Compile(outputs ...*Node) (*Program, error) {
 		}
 	}
 	for _, n := range g.nodes {
-		if n.op == opPlaceholder {
+		if ops[n.op].buf == bufFed {
 			p.have[n.id] = true
 		}
 	}
@@ -92,7 +92,7 @@ func (p *Program) checkMemory() error {
 	buffers := 0
 	for id, have := range p.have {
 		n := p.g.nodes[id]
-		if !have || n.op == opVar || n.op == opReshape || n.op == opStopGradient {
+		if !have || !n.allocates() {
 			continue
 		}
 		buffers++
@@ -136,7 +136,7 @@ func (p *Program) check(op string, n *Node) {
 // ErrGraph if n is not a placeholder of the program's graph.
 func (p *Program) Feed(n *Node, data []float64) {
 	p.check("feed", n)
-	if n.op != opPlaceholder {
+	if ops[n.op].buf != bufFed {
 		panic(progErr("feed", fmt.Sprintf("want a placeholder, got %s", n), ErrGraph))
 	}
 	if len(data) != n.size {
