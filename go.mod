@@ -3,6 +3,7 @@ module github.com/gotrain/gotrain
 go 1.26.8
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/go-zeromq/zmq4 v0.17.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/tools v0.52.0
