@@ -1,0 +1,106 @@
+// Package gputest builds the fake CUDA libraries of package gpu for tests
+// that run without a GPU, and points package gpu's loader at them.
+//
+// A package whose tests use package gpu calls Fakes from TestMain:
+//
+//	func TestMain(m *testing.M) {
+//		dir, err := gputest.Fakes()
+//		if err != nil {
+//			fmt.Fprintln(os.Stderr, err)
+//			os.Exit(1)
+//		}
+//		code := m.Run()
+//		os.RemoveAll(dir)
+//		os.Exit(code)
+//	}
+//
+// The fakes need the C and C++ compilers ($CC, default cc; $CXX, default
+// c++) at test time: the fake NVRTC compiles kernels with c++.
+package gputest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// fakes are the fake libraries: the file each builds, its source in
+// gpu/testdata/fake, the variable package gpu reads its path from, and
+// extra link flags.
+var fakes = []struct {
+	lib, src, env string
+	ldflags       []string
+}{
+	{"libcuda.so.1", "fakecuda.c", "GOTRAIN_LIBCUDA", []string{"-ldl", "-lpthread"}},
+	{"libcublas.so", "fakecublas.c", "GOTRAIN_LIBCUBLAS", nil},
+	{"libnccl.so.2", "fakenccl.c", "GOTRAIN_LIBNCCL", []string{"-lpthread"}},
+	{"libnvrtc.so", "fakenvrtc.c", "GOTRAIN_LIBNVRTC", nil},
+}
+
+var built struct {
+	once sync.Once
+	dir  string // immutable after once
+	err  error
+}
+
+// Fakes builds the fake libcuda.so.1, libcublas.so, libnccl.so.2 and
+// libnvrtc.so into a new temporary directory, once per process, and sets
+// GOTRAIN_LIBCUDA, GOTRAIN_LIBCUBLAS, GOTRAIN_LIBNCCL and GOTRAIN_LIBNVRTC
+// to them, and GOTRAIN_FAKE_NVRTC_DIR to the directory, where the fake
+// NVRTC leaves compiled kernels. It must run before package gpu's first
+// Init. The caller removes dir when its tests are done.
+func Fakes() (dir string, err error) {
+	built.once.Do(func() { built.dir, built.err = build() })
+	return built.dir, built.err
+}
+
+func build() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("gputest: cannot locate the fakes' sources")
+	}
+	srcDir := filepath.Join(filepath.Dir(file), "..", "testdata", "fake")
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	dir, err := os.MkdirTemp("", "gotrain-gpu-fakes-")
+	if err != nil {
+		return "", fmt.Errorf("gputest: %w", err)
+	}
+	for _, f := range fakes {
+		out := filepath.Join(dir, f.lib)
+		args := append([]string{"-O2", "-shared", "-fPIC", "-Wall", "-o", out, filepath.Join(srcDir, f.src)}, f.ldflags...)
+		if msg, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("gputest: building %s: %w\n%s", f.lib, err, msg)
+		}
+		os.Setenv(f.env, out)
+	}
+	os.Setenv("GOTRAIN_FAKE_NVRTC_DIR", dir)
+	return dir, nil
+}
+
+var failGen struct {
+	sync.Mutex
+	n int
+}
+
+// FailAlloc makes the fake driver's n-th cuMemAlloc_v2 from now fail with
+// CUDA_ERROR_OUT_OF_MEMORY (n = 1: the next one); restore turns that off.
+// It sets the process's GOTRAIN_FAKE_CUDA_FAIL_ALLOC, so tests that use it
+// must not run in parallel with others that allocate.
+func FailAlloc(n int) (restore func()) {
+	// The fake counts from each new value; the generation makes every
+	// call's value new.
+	failGen.Lock()
+	failGen.n++
+	v := strconv.Itoa(n) + "@" + strconv.Itoa(failGen.n)
+	failGen.Unlock()
+	os.Setenv("GOTRAIN_FAKE_CUDA_FAIL_ALLOC", v)
+	return func() { os.Unsetenv("GOTRAIN_FAKE_CUDA_FAIL_ALLOC") }
+}
