@@ -49,7 +49,7 @@ func compile[T Float](p *Program, bufs [][]T) []step {
 		case bufFed:
 			continue
 		case bufConst:
-			fill(bufs[id], T(n.c))
+			fill(bufs[id], T(n.value))
 			continue
 		}
 		steps = append(steps, step{n: n, fn: kernelFor(n, bufs, aux)})
@@ -145,7 +145,7 @@ func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() 
 }
 
 func scaleKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, c := in[0], T(n.c)
+	x, c := in[0], T(n.factor)
 	return func() {
 		for i, v := range x {
 			out[i] = c * v
@@ -254,7 +254,7 @@ func sumScaled[T Float](x, out []T, f float64) func() {
 func sumAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x := in[0]
 	outer, d, inner := axisSplit(n.in[0].shape, n.axis)
-	f := T(n.c)
+	f := T(n.factor)
 	return func() { sumAxis(out, x, outer, d, inner, f) }
 }
 
@@ -314,14 +314,14 @@ func sigmoidXentGradKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int)
 }
 
 func broadcastScalarKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, f := in[0], n.c
+	x, f := in[0], n.factor
 	return func() { fill(out, T(float64(x[0])*f)) }
 }
 
 func broadcastAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x := in[0]
 	outer, d, inner := axisSplit(n.shape, n.axis)
-	f := T(n.c)
+	f := T(n.factor)
 	return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
 }
 
@@ -331,7 +331,7 @@ func copyKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
 }
 
 func fillKernel[T Float](n *Node, _ [][]T, out []T, _ map[int][]int) func() {
-	c := T(n.c)
+	c := T(n.value)
 	return func() { fill(out, c) }
 }
 

@@ -139,14 +139,14 @@ func reduceTo(dy *Node, shape []int) *Node {
 
 func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
 	out := dy.g.add(opBroadcastScalar, shape, dy)
-	out.c = factor
+	out.factor = factor
 	return out
 }
 
 func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
 	out := dy.g.add(opBroadcastAxis, shape, dy)
 	out.axis = axis
-	out.c = factor
+	out.factor = factor
 	return out
 }
 
@@ -222,7 +222,7 @@ func divGrad(n, dy *Node) []*Node {
 	return []*Node{reduceTo(Div(dy, in[1]), in[0].shape), reduceTo(Neg(Div(Mul(dy, n), in[1])), in[1].shape)}
 }
 
-func scaleGrad(n, dy *Node) []*Node  { return []*Node{Scale(dy, n.c)} }
+func scaleGrad(n, dy *Node) []*Node  { return []*Node{Scale(dy, n.factor)} }
 func negGrad(_, dy *Node) []*Node    { return []*Node{Neg(dy)} }
 func expGrad(n, dy *Node) []*Node    { return []*Node{Mul(dy, n)} }
 func logGrad(n, dy *Node) []*Node    { return []*Node{Div(dy, n.in[0])} }
@@ -266,7 +266,7 @@ func meanGrad(n, dy *Node) []*Node {
 }
 
 func sumAxisGrad(n, dy *Node) []*Node {
-	return []*Node{broadcastAxis(dy, n.in[0].shape, n.axis, n.c)}
+	return []*Node{broadcastAxis(dy, n.in[0].shape, n.axis, n.factor)}
 }
 
 func reshapeGrad(n, dy *Node) []*Node { return []*Node{Reshape(dy, n.in[0].shape...)} }
@@ -281,9 +281,9 @@ func addNGrad(n, dy *Node) []*Node {
 }
 
 func broadcastScalarGrad(n, dy *Node) []*Node {
-	return []*Node{reduceTo(Scale(Sum(dy), n.c), n.in[0].shape)}
+	return []*Node{reduceTo(Scale(Sum(dy), n.factor), n.in[0].shape)}
 }
 
 func broadcastAxisGrad(n, dy *Node) []*Node {
-	return []*Node{Scale(SumAxis(dy, n.axis), n.c)}
+	return []*Node{Scale(SumAxis(dy, n.axis), n.factor)}
 }

@@ -65,7 +65,7 @@ func (g *Graph) Variables() []*Variable { return append([]*Variable(nil), g.varO
 func (g *Graph) Const(value float64, shape ...int) *Node {
 	checkDims("const", shape)
 	n := g.add(opConst, shape)
-	n.c = value
+	n.value = value
 	return n
 }
 
@@ -151,9 +151,12 @@ type Node struct {
 	name  string // explicit name for placeholders and variables
 	scope string
 
-	// Op parameters; which ones are used depends on op.
+	// Op parameters; which ones are used depends on op, and each has one
+	// meaning wherever it is used.
 	act    Activation
-	c      float64 // Const value, Scale factor, broadcast factor
+	value  float64 // Const, Fill: every element; Maximum and its gradient: the floor
+	factor float64 // Scale, SumAxis, BroadcastScalar, BroadcastAxis, AllReduce: the multiplier
+	rate   float64 // DropoutMask: the probability of a zero
 	axis   int
 	mode   bcast
 	transA bool
@@ -223,7 +226,8 @@ func (g *Graph) Same(h *Graph) bool {
 
 func (a *Node) same(b *Node) bool {
 	if a.op != b.op || a.size != b.size || a.name != b.name || a.scope != b.scope || a.act != b.act ||
-		math.Float64bits(a.c) != math.Float64bits(b.c) || a.axis != b.axis || a.mode != b.mode ||
+		math.Float64bits(a.value) != math.Float64bits(b.value) ||
+		math.Float64bits(a.factor) != math.Float64bits(b.factor) || math.Float64bits(a.rate) != math.Float64bits(b.rate) || a.axis != b.axis || a.mode != b.mode ||
 		a.transA != b.transA || a.transB != b.transB || a.v != b.v || a.seed != b.seed || a.stream != b.stream ||
 		(a.coll == nil) != (b.coll == nil) || (a.win == nil) != (b.win == nil) || (a.win != nil && *a.win != *b.win) ||
 		len(a.in) != len(b.in) || len(a.shape) != len(b.shape) {

@@ -159,7 +159,7 @@ func DropoutMask(step *Node, shape []int, rate float64, seed, stream uint64) *No
 		panic(shapeErr(g, op, fmt.Sprintf("want a rate in [0,1), got %v", rate)))
 	}
 	out := g.add(opDropoutMask, shape, step)
-	out.c, out.seed, out.stream = rate, seed, stream
+	out.rate, out.seed, out.stream = rate, seed, stream
 	return out
 }
 
@@ -231,7 +231,7 @@ func MaskedSum(x, w *Node) *Node {
 // Maximum returns max(x, c) elementwise; the gradient passes where x > c.
 func Maximum(x *Node, c float64) *Node {
 	out := unary(opMaximum, x)
-	out.c = c
+	out.value = c
 	return out
 }
 
@@ -268,7 +268,7 @@ func AllReduce(x *Node, c Collective, scale float64) *Node {
 		panic(g.err(op, "want a Collective, got nil", ErrGraph))
 	}
 	out := g.add(opAllReduce, x.shape, x)
-	out.coll, out.c = c, scale
+	out.coll, out.factor = c, scale
 	return out
 }
 
@@ -315,8 +315,8 @@ func maskedSumOpGrad(n, dy *Node) []*Node {
 
 func maximumGrad(n, dy *Node) []*Node {
 	d := n.g.add(opMaximumGrad, n.shape, n.in[0], dy)
-	d.c = n.c
+	d.value = n.value
 	return []*Node{d}
 }
 
-func allReduceGrad(n, dy *Node) []*Node { return []*Node{AllReduce(dy, n.coll, n.c)} }
+func allReduceGrad(n, dy *Node) []*Node { return []*Node{AllReduce(dy, n.coll, n.factor)} }

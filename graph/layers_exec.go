@@ -59,7 +59,7 @@ func scatterAddKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func
 
 func dropoutMaskKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	step := in[0]
-	rate, seed, stream := n.c, n.seed, n.stream
+	rate, seed, stream := n.rate, n.seed, n.stream
 	return func() { dropoutMask(out, step, rate, seed, stream) }
 }
 
@@ -81,7 +81,7 @@ func maskedSumGradWKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) 
 }
 
 func maximumKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, c := in[0], T(n.c)
+	x, c := in[0], T(n.value)
 	return func() {
 		for i, v := range x {
 			out[i] = max(v, c)
@@ -90,7 +90,7 @@ func maximumKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() 
 }
 
 func maximumGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, dy, c := in[0], in[1], T(n.c)
+	x, dy, c := in[0], in[1], T(n.value)
 	return func() {
 		for i, v := range x {
 			if v > c {
@@ -104,7 +104,7 @@ func maximumGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) fun
 
 func allReduceKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x := in[0]
-	c, scale := n.coll, T(n.c)
+	c, scale := n.coll, T(n.factor)
 	var reduce func()
 	switch buf := any(out).(type) {
 	case []float32:

@@ -45,10 +45,10 @@ const (
 	opSoftmaxXentGrad // dlogits from labels, logits, dloss
 	opXentLabelGrad   // dlabels from logits, dloss
 	opSigmoidXentGrad // dlogits from labels, logits, dloss
-	opBroadcastScalar // scalar to shape, times c
-	opBroadcastAxis   // insert axis, times c
+	opBroadcastScalar // scalar to shape, times factor
+	opBroadcastAxis   // insert axis, times factor
 	opCopy            // a copy with its own buffer
-	opFill            // every element c, rewritten by each Run
+	opFill            // every element value, rewritten by each Run
 	// Layer ops (layers.go and its neighbours).
 	opIm2Col         // conv patches [b·oh·ow, kh·kw·c]
 	opCol2Im         // Im2Col's gradient: patches summed back to the image
@@ -60,9 +60,9 @@ const (
 	opMaskedSum      // Σ_b w[b]·x[b,…,c], per channel
 	opMaskedSumGradX // dx[b,…,c] = w[b]·dy[c]
 	opMaskedSumGradW // dw[b] = Σ x[b,…,c]·dy[c]
-	opMaximum        // max(x, c)
-	opMaximumGrad    // dy where x > c
-	opAllReduce      // c·Σ over the participants of a Collective
+	opMaximum        // max(x, value)
+	opMaximumGrad    // dy where x > value
+	opAllReduce      // factor·Σ over the participants of a Collective
 	numOps
 )
 
@@ -237,7 +237,7 @@ func Div(a, b *Node) *Node { return binary(opDiv, a, b) }
 // Scale returns c·x.
 func Scale(x *Node, c float64) *Node {
 	out := unary(opScale, x)
-	out.c = c
+	out.factor = c
 	return out
 }
 
@@ -343,7 +343,7 @@ func SumAxis(x *Node, axis int) *Node {
 	g, axis := normAxis("sum_axis", x, axis)
 	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
 	out.axis = axis
-	out.c = 1
+	out.factor = 1
 	return out
 }
 
@@ -354,9 +354,9 @@ func MeanAxis(x *Node, axis int) *Node {
 	g, axis := normAxis("mean_axis", x, axis)
 	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
 	out.axis = axis
-	out.c = 1
+	out.factor = 1
 	if d := x.shape[axis]; d > 0 {
-		out.c = 1 / float64(d)
+		out.factor = 1 / float64(d)
 	}
 	return out
 }
