@@ -98,13 +98,26 @@ func (s *Mirrored) AgreeFailure(err error) error {
 // failed, so that no worker applies a step another one could not take.
 func (s *Mirrored) agreeStep(local error) error {
 	w, err := s.firstWorker("agreeing on the step", local != nil)
-	if err != nil {
-		return err
+	return agreement{worker: w, err: err}.step(local)
+}
+
+// agreement is the outcome of the agreement on a step's failures: the
+// lowest worker that failed, or -1, and the cluster's error.
+type agreement struct {
+	worker int
+	err    error
+}
+
+// step returns the step's error given this worker's own, local, as
+// agreeStep does.
+func (a agreement) step(local error) error {
+	if a.err != nil {
+		return a.err
 	}
-	if local != nil || w < 0 {
+	if local != nil || a.worker < 0 {
 		return local
 	}
-	return &wrapped{kind: ErrReplica, msg: fmt.Sprintf("strategy: worker %d failed this step (its error is in its own output); nothing was applied on any worker", w)}
+	return &wrapped{kind: ErrReplica, msg: fmt.Sprintf("strategy: worker %d failed this step (its error is in its own output); nothing was applied on any worker", a.worker)}
 }
 
 // one is 1 for true and 0 for false, as flags travel in collectives.

@@ -39,7 +39,12 @@
 // replica order, which reads less memory than the replicas' products when
 // a replica's share of the batch is smaller than the layer. Steps whose
 // updates are small (under 64k elements) skip all this: it costs more than
-// it saves there.
+// it saves there. On several workers the replicas share the updates too,
+// but meet a second time: after each has summed its part over the local
+// replicas, the last to arrive agrees with the other workers that none
+// failed and sums the gradients across them, and only then do the parts
+// apply; no product is deferred there, since it must be whole before the
+// sum across workers.
 // Traces are cached by the step function's identity and the input shapes; the
 // cache is small, so alternating between many step functions retraces. A
 // closure the cache has not seen (a func literal written inside an outer
@@ -134,9 +139,6 @@ package strategy
 // succeeded; if an optimizer's Apply panics, the updates registered before it
 // in the same step stay applied.
 
-// BUG(strategy): On several workers, updates are applied whole on the
-// goroutine calling Run (no Split sharing, no deferred products), one
-// cross-worker all-reduce per variable; a reduction inside the step
-// (ReplicaContext.AllReduce, synchronized batch norm) is refused; and a
-// dataset's safe point (an interrupt in DistributedIterator.Next) is not
-// agreed between workers, only Run's is.
+// BUG(strategy): On several workers no gradient product is deferred
+// (graph.Program.Defer), and a dataset's safe point (an interrupt in
+// DistributedIterator.Next) is not agreed between workers, only Run's is.

@@ -15,7 +15,11 @@ var testHookRun func(replica int) error
 // execute runs one traced step on every replica and applies the updates.
 // Each replica runs its program, copies its outputs, waits at the barrier
 // for the others and then sums and applies its parts of the split updates;
-// the other updates are applied after the replicas, on this goroutine.
+// the other updates are applied after the replicas, on this goroutine. On
+// several workers the replicas meet twice (acrossParts): after summing
+// their parts over the local replicas, and the last one to arrive agrees on
+// failures with the other workers and sums the split gradients across them
+// before any part applies.
 func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	tr.count[0] = 0
 	if in.batch != nil {
@@ -29,6 +33,11 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	}
 	tr.coll.reset()
 	tr.barrier.reset()
+	across := tr.split.across != nil
+	if across {
+		tr.acrossBarrier.reset()
+		tr.agreed = agreement{worker: -1}
+	}
 	vals := tr.newOutputs()
 	// A step with updates to share is long enough to pin the replicas'
 	// threads (splitMin).
@@ -40,12 +49,12 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 		if len(tr.split.split) == 0 {
 			return err
 		}
-		if err != nil {
-			tr.barrier.wait(true)
-			return err
+		ok := tr.barrier.wait(err != nil)
+		if across {
+			ok = tr.acrossParts(s, r, ok)
 		}
-		if !tr.barrier.wait(false) {
-			return nil // another replica failed: nothing is applied
+		if err != nil || !ok {
+			return err // nothing is applied
 		}
 		return tr.applyParts(r)
 	})
@@ -70,7 +79,12 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 			re.Phase = "check"
 		}
 	}
-	if err := s.agreeStep(err); err != nil {
+	if across {
+		err = tr.agreed.step(err)
+	} else {
+		err = s.agreeStep(err)
+	}
+	if err != nil {
 		return PerReplica{}, err
 	}
 	if err := tr.applyUpdates(s); err != nil {

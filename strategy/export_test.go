@@ -34,6 +34,17 @@ func DeferredProducts(s *Mirrored) int {
 	return count
 }
 
+// SplitUpdates counts the updates the replicas share (Update.Split) in the
+// most recent trace.
+func SplitUpdates(s *Mirrored) int {
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	if len(s.traces.entries) == 0 {
+		return 0
+	}
+	return len(s.traces.entries[0].tr.split.split)
+}
+
 // CheckNumerics runs the numerics check of the most recent trace over
 // replica r's buffers, as a step does after the replica's program, and
 // returns how many values it scanned.

@@ -403,3 +403,37 @@ func TestAllReduceClusterError(t *testing.T) {
 		t.Errorf("a cluster failing inside the step: got %v, want an error wrapping ErrCluster with the cluster's", err)
 	}
 }
+
+// TestSplitAcrossClusterError: on several workers the replicas share a
+// wide model's update (Update.Split), its gradients summed across workers
+// by the last replica to arrive between the local sums and the parts; a
+// cluster failing in that sum fails the step with an error wrapping
+// ErrCluster on every replica's behalf, with no part applied and no
+// replica left waiting.
+func TestSplitAcrossClusterError(t *testing.T) {
+	c := &echoCluster{}
+	s := strategy.NewMirrored(strategy.WithCluster(c), strategy.WithReplicas(2), strategy.WithDType(graph.Float32))
+	defer closeStrategy(t, s)
+	step := denseStep(s, wideUnits, 4, nn.NewAdam(0.01))
+	// Global batches of 4 rows, one per replica of the 2 workers: this one
+	// holds the first two (the other, played by echoCluster, the same).
+	it := s.DistributeDataset(data.FromTensorSlices(data.RandomNormal(3, 4, 4), data.RandomInts(4, 2, 4)).Batch(4).Repeat(2)).Iter()
+	defer it.Close()
+	it.Next()
+	if _, err := s.TryRun(step, it.Batch()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strategy.SplitUpdates(s); n != 1 {
+		t.Fatalf("the replicas of a worker of 2 shared %d updates of Dense(%d), want 1", n, wideUnits)
+	}
+	before := slices.Clone(s.Variables()[0].Value())
+	c.fail = true
+	it.Next()
+	_, err := s.TryRun(step, it.Batch())
+	if !errors.Is(err, strategy.ErrCluster) || !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("a cluster failing in the split gradients' sum: got %v, want an error wrapping ErrCluster with the cluster's", err)
+	}
+	if !slices.Equal(s.Variables()[0].Value(), before) {
+		t.Errorf("the step whose sum across workers failed changed %s", s.Variables()[0].Name())
+	}
+}

@@ -39,6 +39,7 @@ type multiCase struct {
 	Replicas int // per worker
 	F64      bool
 	Opt      string
+	Hidden   int // units of the hidden layer
 }
 
 func (c multiCase) dtype() graph.DType {
@@ -49,21 +50,44 @@ func (c multiCase) dtype() graph.DType {
 }
 
 func (c multiCase) optimizer() func() nn.Optimizer {
-	switch c.Opt {
-	case "adam":
+	switch {
+	case c.Opt == "adam" && c.Hidden == wideHidden:
+		// With Keras's ε, 1e-7, the gradients of some of the wide layer's
+		// units are at float32's rounding noise and Adam moves them by
+		// whole steps: 1 and 4 replicas of one process differ by 6e-5.
+		// With 1e-4, by 2e-6.
+		return func() nn.Optimizer { return nn.NewAdam(0.01, nn.WithEpsilon(1e-4)) }
+	case c.Opt == "adam":
 		return func() nn.Optimizer { return nn.NewAdam(0.01) }
-	case "sgd-momentum":
+	case c.Opt == "sgd-momentum":
 		return func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9)) }
 	}
 	panic("unknown optimizer " + c.Opt)
 }
 
-func multiCases() []multiCase {
+// wideHidden makes the model's updates long enough for the replicas to
+// share them (Update.Split): 10·5000 + 5000 + 5000·3 + 3 elements, over
+// strategy.SplitMin.
+const wideHidden = 5000
+
+// multiCases returns the training runs of size workers: the wide model's on
+// 2 workers only, to keep the test short.
+func multiCases(size int) []multiCase {
 	var cases []multiCase
-	for _, r := range []int{1, 2} {
-		for _, f64 := range []bool{false, true} {
-			for _, opt := range []string{"adam", "sgd-momentum"} {
-				cases = append(cases, multiCase{Name: fmt.Sprintf("%dx/%v/%s", r, f64, opt), Replicas: r, F64: f64, Opt: opt})
+	hiddens := []int{8}
+	if size == 2 {
+		hiddens = append(hiddens, wideHidden)
+	}
+	for _, hidden := range hiddens {
+		for _, r := range []int{1, 2} {
+			for _, f64 := range []bool{false, true} {
+				for _, opt := range []string{"adam", "sgd-momentum"} {
+					name := fmt.Sprintf("%dx/%v/%s", r, f64, opt)
+					if hidden != 8 {
+						name += fmt.Sprintf("/hidden=%d", hidden)
+					}
+					cases = append(cases, multiCase{Name: name, Replicas: r, F64: f64, Opt: opt, Hidden: hidden})
+				}
 			}
 		}
 	}
@@ -77,6 +101,8 @@ type workerResult struct {
 	Gather  []float64 // the per-example outputs of one step, gathered
 	PerRep  []int     // per-replica input: the count of each step
 	Failed  []string  // the error of the step failed on purpose, and what it changed
+	Split   []int     // the updates shared by the step failed on purpose: small model, wide model
+	FailedW []string  // Failed with the wide model, whose updates are shared
 	Stopped bool      // an interrupt raised on worker 1 only stopped this worker's Run
 	Differ  string    // the error of a step whose model worker 1 built otherwise
 	Ckpt    []string  // the checkpoint: restored, the file exists on this worker, a missing file's error
@@ -135,13 +161,17 @@ func worker(t *testing.T, spec string) {
 	}
 	defer c.Close()
 	res := workerResult{Weights: map[string]map[string][]float64{}, Losses: map[string][]float64{}}
-	for _, mc := range multiCases() {
-		w, l := trainRunWith(t, mc.dtype(), mc.optimizer(), 2, 8, strategy.WithCluster(c), strategy.WithReplicas(mc.Replicas))
+	for _, mc := range multiCases(size) {
+		w, l := trainRunWith(t, mc.dtype(), mc.optimizer(), 2, mc.Hidden, strategy.WithCluster(c), strategy.WithReplicas(mc.Replicas))
 		res.Weights[mc.Name], res.Losses[mc.Name] = w, l
 	}
 	res.Gather = gatherOutputs(t, strategy.WithCluster(c), strategy.WithReplicas(2))
 	res.PerRep = perReplicaCounts(t, strategy.WithCluster(c))
-	res.Failed = failOnWorker1(t, strategy.WithCluster(c))
+	var split int
+	res.Failed, split = failOnWorker1(t, 2, strategy.WithCluster(c))
+	res.Split = append(res.Split, split)
+	res.FailedW, split = failOnWorker1(t, wideUnits, strategy.WithCluster(c))
+	res.Split = append(res.Split, split)
 	res.Stopped = interruptWorker1(t, strategy.WithCluster(c))
 	res.Differ = otherModelOnWorker1(t, strategy.WithCluster(c))
 	res.Ckpt = checkpointOnChief(t, os.Getenv(envOut)+".d", strategy.WithCluster(c))
@@ -185,27 +215,34 @@ func perReplicaCounts(t *testing.T, opts ...strategy.Option) []int {
 	return counts
 }
 
-// failOnWorker1 trains the seed-size model, then makes one replica of
-// worker 1 fail a step: every worker must return an error, and no variable
-// may change anywhere. It returns the error's text and whether anything
-// changed.
-func failOnWorker1(t *testing.T, opts ...strategy.Option) []string {
+// denseStep builds Dense(units) under s and returns a training step of it
+// with opt, its loss averaged over globalBatch examples.
+func denseStep(s *strategy.Mirrored, units, globalBatch int, opt nn.Optimizer) func(*strategy.ReplicaContext, *nn.Tensor, *nn.Tensor) *nn.Tensor {
+	var model *nn.Sequential
+	s.Scope(func() { model = nn.NewSequential(nn.Dense(units)) })
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	return func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+		return loss
+	}
+}
+
+// wideUnits makes failOnWorker1's model, Dense(units) on 4 features, one
+// whose update the replicas share: 4·16384 + 16384 elements, over
+// strategy.SplitMin.
+const wideUnits = 16384
+
+// failOnWorker1 trains Dense(units), then makes one replica of worker 1
+// fail a step: every worker must return an error, and no variable may
+// change anywhere. It returns the error's text, whether anything changed
+// and whether the error is ErrReplica, and the updates the replicas shared.
+func failOnWorker1(t *testing.T, units int, opts ...strategy.Option) ([]string, int) {
 	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(1))...)
 	defer closeStrategy(t, s)
 	x := data.RandomNormal(11, 32, 4)
 	y := data.RandomInts(12, 2, 32)
-	var model *nn.Sequential
-	var opt nn.Optimizer
-	s.Scope(func() {
-		model = nn.NewSequential(nn.Dense(2))
-		opt = nn.NewSGD(0.1)
-	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 16)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := denseStep(s, units, 16, nn.NewSGD(0.1))
 	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(16)).Iter()
 	defer it.Close()
 	it.Next()
@@ -221,7 +258,7 @@ func failOnWorker1(t *testing.T, opts ...strategy.Option) []string {
 	_, err := s.TryRun(step, it.Batch())
 	restore()
 	changed := fmt.Sprint(s.Variables()[0].Value()) != before
-	return []string{fmt.Sprint(err), strconv.FormatBool(changed), strconv.FormatBool(errors.Is(err, strategy.ErrReplica))}
+	return []string{fmt.Sprint(err), strconv.FormatBool(changed), strconv.FormatBool(errors.Is(err, strategy.ErrReplica))}, strategy.SplitUpdates(s)
 }
 
 // interruptWorker1 raises an interrupt on worker 1 alone, with interrupts
@@ -305,11 +342,14 @@ func checkpointOnChief(t *testing.T, dir string, opts ...strategy.Option) []stri
 // replicas each (a loopback cluster of processes) and on one replica in
 // this process, with Adam and SGD with momentum, in float32 and float64,
 // on 103 examples in global batches of 16 (in the last batch some workers
-// hold only padding). Losses and weights agree within 1e-5 (float32) and
-// 1e-12 (float64), and every worker ends with the same bits. It also
-// checks Gather across workers, per-replica datasets whose workers run out
-// at different steps, and that a step failing on one worker fails on all
-// with nothing applied.
+// hold only padding), with a small hidden layer and with one wide enough
+// that the replicas share the updates (Update.Split, summed across workers
+// between the replicas' local sums and their parts). Losses and weights
+// agree within 1e-5 (float32) and 1e-12 (float64), and every worker ends
+// with the same bits. It also checks Gather across workers, per-replica
+// datasets whose workers run out at different steps, and that a step
+// failing on one worker fails on all with nothing applied, shared updates
+// or not.
 func TestMultiWorker(t *testing.T) {
 	if spec := os.Getenv(envWorker); spec != "" {
 		worker(t, spec)
@@ -323,26 +363,29 @@ func TestMultiWorker(t *testing.T) {
 		losses  []float64
 	}
 	refs := map[string]ref{}
-	for _, mc := range multiCases() {
-		w, l := trainRunWith(t, mc.dtype(), mc.optimizer(), 2, 8, strategy.WithReplicas(1))
+	for _, mc := range multiCases(2) {
+		w, l := trainRunWith(t, mc.dtype(), mc.optimizer(), 2, mc.Hidden, strategy.WithReplicas(1))
 		refs[mc.Name] = ref{w, l}
 	}
 	wantGather := gatherOutputs(t, strategy.WithReplicas(1))
 	for _, size := range []int{2, 3} {
 		res := runWorkers(t, size)
-		for _, mc := range multiCases() {
+		for _, mc := range multiCases(size) {
 			want := refs[mc.Name]
 			tol := 1e-5
 			if mc.F64 {
 				tol = 1e-12
 			}
+			worst := 0.0
 			for rank, r := range res {
 				got := r.Weights[mc.Name]
 				if len(got) != len(want.weights) {
 					t.Fatalf("%d workers, %s, worker %d: %d variables, want %d", size, mc.Name, rank, len(got), len(want.weights))
 				}
 				for name, w := range want.weights {
-					if d := maxRelDiff(got[name], w); d > tol {
+					d := maxRelDiff(got[name], w)
+					worst = max(worst, d)
+					if d > tol {
 						t.Errorf("%d workers, %s, worker %d: %s differs from one replica's by %.3g", size, mc.Name, rank, name, d)
 					}
 					if !slices.Equal(got[name], res[0].Weights[mc.Name][name]) {
@@ -353,6 +396,7 @@ func TestMultiWorker(t *testing.T) {
 					t.Errorf("%d workers, %s, worker %d: losses %v, one replica %v", size, mc.Name, rank, r.Losses[mc.Name], want.losses)
 				}
 			}
+			t.Logf("%d workers, %s: weights within %.3g of one replica's", size, mc.Name, worst)
 		}
 		for rank, r := range res {
 			if maxRelDiff(r.Gather, wantGather) > 1e-6 || len(r.Gather) != 13 {
@@ -373,15 +417,20 @@ func TestMultiWorker(t *testing.T) {
 			if !r.Stopped {
 				t.Errorf("%d workers: worker %d went on after worker 1 was interrupted", size, rank)
 			}
-			if r.Failed[1] != "false" || r.Failed[2] != "true" {
-				t.Errorf("%d workers: worker %d: the failed step: %v (changed, is ErrReplica)", size, rank, r.Failed)
+			if !slices.Equal(r.Split, []int{0, 1}) {
+				t.Errorf("%d workers: worker %d's replicas shared %v updates of the small and the wide model, want [0 1]", size, rank, r.Split)
 			}
-			wantErr := "worker 1 failed this step"
-			if rank == 1 {
-				wantErr = "replica failed on purpose"
-			}
-			if !strings.Contains(r.Failed[0], wantErr) {
-				t.Errorf("%d workers: worker %d's error %q, want one saying %q", size, rank, r.Failed[0], wantErr)
+			for _, f := range [][]string{r.Failed, r.FailedW} {
+				if f[1] != "false" || f[2] != "true" {
+					t.Errorf("%d workers: worker %d: the failed step: %v (changed, is ErrReplica)", size, rank, f)
+				}
+				wantErr := "worker 1 failed this step"
+				if rank == 1 {
+					wantErr = "replica failed on purpose"
+				}
+				if !strings.Contains(f[0], wantErr) {
+					t.Errorf("%d workers: worker %d's error %q, want one saying %q", size, rank, f[0], wantErr)
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -18,6 +19,11 @@ type splitPlan struct {
 	split []int         // indices of the updates applied in parts
 	rest  []int         // indices of the updates applied by Apply
 	parts [][]splitPart // [replica]
+	// across is, on several workers, every split variable's gradient in
+	// replica 0's buffer, in the order of split and of each update's Vars:
+	// the replicas sum their parts into it, it is summed across workers,
+	// and the parts apply from it (acrossParts). Nil with one worker.
+	across []Grad
 }
 
 // splitPart is one variable's range [lo, hi) that one replica updates.
@@ -59,20 +65,14 @@ const splitMin = 1 << 16
 // twice needs the updates' order, and a gradient buffer summed twice would
 // be summed into itself. If the split updates have fewer than splitMin
 // elements in all, none is split. With deferProducts, the parts whose
-// gradient is a deferrable product leave it to the update. A multi-worker
-// strategy (multi) splits nothing yet: its gradients are summed across
-// workers whole, on the goroutine calling Run. Splitting there needs two
-// things execute does not do: the agreement that no worker failed
-// (agreeStep) before any part writes a variable, which now comes after the
-// replicas, parts included; and each part's cross-worker sum issued from
-// one goroutine in the same order on every worker, while the parts run on
-// every replica's goroutine concurrently.
+// gradient is a deferrable product leave it to the update. The plan is the
+// same on every worker of a multi-worker strategy (multi), whatever their
+// replicas, since the workers' traces agree: they then sum the split
+// gradients across workers in one order (splitPlan.across), and a product
+// cannot be deferred there, for it must be whole before that sum.
 func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 	n := len(tr.replicas)
 	ups := tr.replicas[0].ctx.updates
-	if multi {
-		return unsplit(len(ups))
-	}
 	vars := make(map[*graph.Variable]int)
 	grads := make(map[*graph.Node]int)
 	for _, u := range ups {
@@ -157,7 +157,71 @@ func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 			tr.replicas[r].prog.Defer(n)
 		}
 	}
+	if multi {
+		plan.across = acrossGrads(tr, plan.split)
+	}
 	return plan
+}
+
+// acrossGrads returns replica 0's gradient buffer of every variable of the
+// updates split, in order (splitPlan.across).
+func acrossGrads(tr *trace, split []int) []Grad {
+	var grads []Grad
+	rt := tr.replicas[0]
+	for _, k := range split {
+		u := rt.ctx.updates[k]
+		for i, v := range u.Vars {
+			grads = append(grads, Grad{Var: v, F32: rt.prog.F32(u.Grads[i]), F64: rt.prog.F64(u.Grads[i])})
+		}
+	}
+	return grads
+}
+
+// acrossParts is where the replicas of a worker of several meet after the
+// barrier, ok if none of them failed: each sums its parts of the split
+// gradients over the local replicas into replica 0's buffers
+// (splitPlan.across), then the last to arrive, alone and so from one
+// goroutine as a Cluster wants, agrees with the other workers on failures
+// and, when none failed, sums those buffers across workers (fused, as
+// applyUpdates does). It reports on every replica whether the parts may
+// apply; nothing is applied on any worker before every worker knows that
+// every worker succeeded. The agreement's outcome is in tr.agreed.
+func (tr *trace) acrossParts(s *Mirrored, r int, ok bool) bool {
+	if ok {
+		tr.sumParts(r)
+	}
+	return tr.acrossBarrier.waitThen(!ok, func(ok bool) (applies bool) {
+		defer func() {
+			if v := recover(); v != nil {
+				tr.agreed.err = &ReplicaError{Replica: s.rank * len(s.devices), Phase: "apply", Err: fmt.Errorf("summing the optimizer update's gradients across workers: %w", panicError(v))}
+				applies = false
+			}
+		}()
+		tr.agreed.worker, tr.agreed.err = s.firstWorker("agreeing on the step", !ok)
+		if tr.agreed.err != nil || tr.agreed.worker >= 0 {
+			return false
+		}
+		tr.agreed.err = s.sumAcrossFused(tr.split.across)
+		return tr.agreed.err == nil
+	})
+}
+
+// sumParts sums replica r's parts of the split gradients over the local
+// replicas, in replica order as applyParts does, into replica 0's buffers.
+func (tr *trace) sumParts(r int) {
+	for _, p := range tr.split.parts[r] {
+		if p.g32 != nil {
+			g := p.g32[0][p.lo:p.hi]
+			for _, b := range p.g32[1:] {
+				kernels.AddTo(g, g, b[p.lo:p.hi])
+			}
+		} else {
+			g := p.g64[0][p.lo:p.hi]
+			for _, b := range p.g64[1:] {
+				kernels.AddTo(g, g, b[p.lo:p.hi])
+			}
+		}
+	}
 }
 
 // deferrable returns every replica's gradient node of variable i of update
@@ -185,8 +249,9 @@ func deferrable(tr *trace, k, i int) []*graph.Node {
 // applyParts sums replica r's parts of the split updates' gradients over
 // replicas, in replica order as kernels.AllReduceSum does, and applies them,
 // a block at a time so the sum is still in cache when Part reads it. A
-// deferred product is summed whole first (sumProduct). A panic becomes an
-// applyError.
+// deferred product is summed whole first (sumProduct). On several workers
+// the parts are summed already (acrossParts) and only apply. A panic
+// becomes an applyError.
 func (tr *trace) applyParts(r int) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -194,6 +259,7 @@ func (tr *trace) applyParts(r int) (err error) {
 		}
 	}()
 	ups := tr.replicas[0].ctx.updates
+	summed := tr.split.across != nil
 	for _, p := range tr.split.parts[r] {
 		u := ups[p.u]
 		g := Grad{Var: u.Vars[p.i]}
@@ -203,6 +269,10 @@ func (tr *trace) applyParts(r int) (err error) {
 		for lo := p.lo; lo < p.hi; lo += SplitBlock {
 			hi := min(lo+SplitBlock, p.hi)
 			switch {
+			case summed && p.g32 != nil:
+				g.F32 = p.g32[0][lo:hi]
+			case summed:
+				g.F64 = p.g64[0][lo:hi]
 			case p.prod != nil && p.g32 != nil:
 				g.F32 = p.g32[r][lo:hi]
 			case p.prod != nil:
@@ -279,12 +349,26 @@ func (b *stepBarrier) reset() {
 
 // wait marks the calling replica arrived, failed or not, waits for every
 // replica and reports whether all of them succeeded.
-func (b *stepBarrier) wait(failed bool) bool {
+func (b *stepBarrier) wait(failed bool) bool { return b.waitThen(failed, nil) }
+
+// waitThen is wait, except that the last replica to arrive calls last, when
+// not nil, with whether every replica succeeded, before it lets the others
+// go, and every replica reports what last returned. last runs without the
+// barrier's lock (it may do I/O) and must not panic.
+func (b *stepBarrier) waitThen(failed bool, last func(ok bool) bool) bool {
 	b.mu.Lock()
 	b.failed = b.failed || failed
 	b.arrived++
 	if b.arrived == b.n {
 		ok := !b.failed
+		if last != nil {
+			// Every other replica waits for open, so none touches failed
+			// until it is set.
+			b.mu.Unlock()
+			ok = last(ok)
+			b.mu.Lock()
+			b.failed = !ok
+		}
 		b.open.Store(true)
 		b.mu.Unlock()
 		b.cond.Broadcast()

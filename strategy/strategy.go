@@ -125,7 +125,7 @@ type Mirrored struct {
 	warn         io.Writer // immutable; WithWarnings
 	warnedShapes bool      // warned about a retrace for new shapes; guarded by runMu
 	warnedNew    bool      // warned about retraces of new closures; guarded by runMu
-	fusion       fusion    // sumAcrossFused's buckets, kept across steps; guarded by runMu
+	fusion       fusion    // sumAcrossFused's buckets, kept across steps; guarded by runMu (used by the Run holding it, or by its replica in acrossParts while it waits)
 
 	mu struct {
 		sync.Mutex

@@ -62,7 +62,13 @@ type trace struct {
 	coll     *collective // the replicas' all-reductions inside the step
 	split    splitPlan   // how the replicas share the split updates
 	barrier  *stepBarrier
-	checks   [][]numCheck // [replica]; nil unless the strategy checks numerics
+	// On several workers with split updates, where the replicas meet after
+	// summing their parts locally (acrossParts), and what the workers
+	// agreed there; agreed is written by the last replica to arrive, read
+	// by the goroutine calling Run after the replicas.
+	acrossBarrier *stepBarrier
+	agreed        agreement
+	checks        [][]numCheck // [replica]; nil unless the strategy checks numerics
 
 	// The variables the step reads and whether each was trainable when it
 	// was traced: the gradients and updates registered depend on it, so a
@@ -135,7 +141,10 @@ func (s *Mirrored) compile(tr *trace) error {
 	if err := tr.checkAligned(); err != nil {
 		return err
 	}
-	tr.split = planSplit(tr, !s.noDefer, s.multi())
+	tr.split = planSplit(tr, !s.noDefer && !s.multi(), s.multi())
+	if tr.split.across != nil {
+		tr.acrossBarrier = newStepBarrier(len(tr.replicas))
+	}
 	if s.checkNumerics {
 		tr.checks = planChecks(tr)
 	}
