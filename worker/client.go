@@ -75,6 +75,7 @@ type Client struct {
 		memLimit int64
 		closed   bool
 		gone     bool // the worker died and NoRestart keeps it so
+		silent   bool // it died because it stopped answering pings (attached)
 		// A cell waits for a starting worker (waitingCell), and an
 		// interrupt came meanwhile (interrupted).
 		waitingCell, interrupted bool
@@ -213,6 +214,14 @@ func (c *Client) abandon(why string) {
 	}
 }
 
+// wentSilent reports whether the worker was counted lost for answering no
+// pings, rather than seen to end.
+func (c *Client) wentSilent() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.silent
+}
+
 // note adds a line of the worker's stderr as its launcher relayed it.
 func (c *Client) note(line string) {
 	c.mu.Lock()
@@ -284,6 +293,7 @@ func (c *Client) died(p *proc) {
 	if c.mu.w != p || p.stopping.Load() || c.mu.closed {
 		return
 	}
+	c.mu.silent = p.silent.Load()
 	if c.cfg.NoRestart {
 		c.mu.w, c.mu.gone = nil, true
 		return

@@ -38,7 +38,8 @@ const maxRankOutput = 64 << 10
 // ask for %workers restart. A Group is safe for concurrent use as
 // kernel.Executor requires.
 type Group struct {
-	cfg Config
+	cfg      Config
+	draining sync.WaitGroup // jobs being stopped after a lost worker; Close waits
 
 	mu struct {
 		sync.Mutex
@@ -268,8 +269,11 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 			done <- r
 		}()
 	}
+	// got holds the results that arrived; a worker still running when the
+	// others were given up on writes its own later, unread.
+	got := make([]kernel.ExecuteResult, n)
 	lost, stopped := -1, false
-	var grace <-chan time.Time
+	var grace, cut <-chan time.Time
 	stopAll := func() {
 		if !stopped {
 			stopped = true
@@ -279,14 +283,17 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 			}
 		}
 	}
-	for left := n; left > 0; {
+	left := n
+	for arrived := make([]bool, n); left > 0; {
 		select {
 		case r := <-done:
 			left--
+			arrived[r] = true
+			got[r] = results[r]
 			if r == 0 {
 				in.close() // worker 0 reads no more: the others' reads fail
 			}
-			e := results[r].Err
+			e := got[r].Err
 			switch {
 			case e == nil:
 			case e.Name == "WorkerExited" && lost < 0 && !stopped:
@@ -294,26 +301,46 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 				// and one worker alone cannot rejoin the cluster.
 				lost = r
 				stopAll()
+				if many[r].wentSilent() {
+					// Nothing ended the others (a dead process would
+					// make mpirun end them all): they are stuck in a
+					// collective and being stopped, which may take
+					// seconds, and what they would say adds nothing.
+					cut = time.After(time.Second)
+				}
 			case left == 0:
 			case grace == nil:
 				grace = time.After(divergeGrace)
 			}
 		case <-grace:
 			stopAll()
+		case <-cut:
+			for r := range got {
+				if !arrived[r] {
+					got[r] = errResult("WorkerClosed", "stopped with the others")
+				}
+			}
+			left = 0
 		}
 	}
 	in.close()
 	if lost >= 0 && job != nil {
 		// mpirun ends every rank when one dies; the first link to close
 		// need not be the dead rank's, but mpirun names it, as it exits.
-		select {
-		case <-job.done:
-		case <-time.After(3 * time.Second):
+		// A rank that went silent is known, and mpirun may never say.
+		if !many[lost].wentSilent() {
+			select {
+			case <-job.done:
+			case <-time.After(3 * time.Second):
+			}
 		}
-		if r := job.rankThatEnded(); r >= 0 && r < n && results[r].Err != nil && results[r].Err.Name == "WorkerExited" {
+		if r := job.rankThatEnded(); r >= 0 && r < n {
 			lost = r
+			if e := got[r].Err; e == nil || e.Name != "WorkerExited" {
+				got[r] = errResult("WorkerExited", "the worker process running this session exited")
+			}
 		}
-		if e := results[lost].Err; job.why != "" && !strings.Contains(e.Value, job.why) {
+		if e := got[lost].Err; job.why != "" && !strings.Contains(e.Value, job.why) {
 			e.Value += " (" + job.why + ")"
 		}
 	}
@@ -324,10 +351,17 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 		} else {
 			g.mu.stopped = "a worker's cell failed while the others waited"
 		}
+		if g.mu.job == job && job != nil {
+			// mpirun may take seconds to end ranks on a host it cannot
+			// reach; the cell's error need not wait for it.
+			g.mu.job, g.mu.many = nil, nil
+			g.draining.Add(1)
+			go func() { defer g.draining.Done(); job.stop() }()
+		}
 		g.stopLocked()
 		g.mu.Unlock()
 	}
-	return merge(results, outs, lost, n)
+	return merge(got, outs, lost, n)
 }
 
 // merge is the cell's result from every worker's: worker 0's, unless a
@@ -512,8 +546,9 @@ func (g *Group) Interrupt() {
 // Close stops every worker.
 func (g *Group) Close() error {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.stopLocked()
 	g.mu.stopped = "the kernel is shutting down"
+	g.mu.Unlock()
+	g.draining.Wait()
 	return nil
 }

@@ -162,6 +162,21 @@ func TestGroupMPI(t *testing.T) {
 		t.Errorf("%%workers restart after -np restarted %q", out.text("stdout"))
 	}
 
+	// A rank that stops answering (its host lost: the process frozen, its
+	// link open) is counted lost within seconds, though mpirun sees nothing.
+	start = time.Now()
+	res = runGroup(g, "onrank 1 freeze\nsleep", &recorder{})
+	if res.Err == nil || res.Err.Name != "WorkerLost" || !strings.Contains(res.Err.Value, "worker 1 of 2") || !strings.Contains(res.Err.Value, "answered no ping") {
+		t.Fatalf("rank 1 frozen: %+v", res.Err)
+	}
+	t.Logf("rank 1 frozen: %s", res.Err.Value)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("WorkerLost took %v for a frozen rank, want under 10 s", d)
+	}
+	if res := runGroup(g, "%workers restart\nout again", &recorder{}); res.Err != nil {
+		t.Fatalf("%%workers restart after a frozen rank: %+v", res.Err)
+	}
+
 	// A crash report a rank writes reaches the cell's error.
 	res = runGroup(g, "onrank 1 overflow\nsleep", &recorder{})
 	t.Logf("rank 1 overflowed: %s\n%s", res.Err.Value, strings.Join(res.Err.Traceback, "\n"))

@@ -29,6 +29,7 @@ const (
 	kindResult   kind = 'R' // resultMsg: the end of an execute
 	kindReply    kind = 'Y' // replyMsg: complete, inspect, is_complete
 	kindReady    kind = 'W' // the session is up and takes requests
+	kindPong     kind = 'P' // the answer to a ping; no body
 
 	// kernel to worker
 	kindExecute    kind = 'x' // executeMsg
@@ -36,6 +37,7 @@ const (
 	kindInputReply kind = 'i' // inputReply
 	kindInterrupt  kind = '!' // no body
 	kindShutdown   kind = 's' // no body
+	kindPing       kind = 'p' // are you there; no body (attached workers)
 )
 
 // maxFrame bounds one frame so that a corrupt length cannot make a peer

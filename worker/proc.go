@@ -37,6 +37,8 @@ type proc struct {
 	gone     chan struct{}
 	goneOnce sync.Once
 	goneWhy  string
+	lastSeen atomic.Int64 // when the link last carried a frame, in Unix nanoseconds
+	silent   atomic.Bool  // the link closed because the worker stopped answering pings
 
 	diag     tail     // the worker's diagnostics and crash output
 	errText  tail     // the worker's fd 2: what it copied as it read, then what was left in the pipe
@@ -145,18 +147,14 @@ func (p *proc) runAttached() {
 	}
 	p.connect(l)
 	served := make(chan struct{})
-	go func() {
-		// A host that is lost leaves its link open; the launcher's end
-		// closes it.
-		select {
-		case <-p.gone:
-			l.close()
-		case <-served:
-		}
-	}()
+	go p.heartbeat(l, served)
 	p.serve(l)
 	close(served)
 	l.close()
+	if p.silent.Load() {
+		p.finishAttached(fmt.Sprintf("it answered no ping for %s: its host or the network to it may be down", silence))
+		return
+	}
 	// The launcher says why a moment after a worker's link ends (mpirun
 	// notices the process's exit).
 	select {
@@ -164,6 +162,37 @@ func (p *proc) runAttached() {
 	case <-time.After(3 * time.Second):
 	}
 	p.finishAttached("its link to the kernel closed")
+}
+
+// silence is how long an attached worker may leave its link without a
+// frame before the kernel counts it lost. A worker answers pings on its
+// link's read loop whatever its cell does; a host that is lost, or cut off,
+// leaves the link open and silent (TCP notices after hours), and its peers
+// wait in a collective for ever.
+const silence = 5 * time.Second
+
+// heartbeat pings an attached worker every second until served is closed,
+// and closes the link when the worker has been silent for longer than
+// silence, or when the launcher ended.
+func (p *proc) heartbeat(l *link, served <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-served:
+			return
+		case <-p.gone:
+			l.close()
+			return
+		case <-tick.C:
+			if time.Since(time.Unix(0, p.lastSeen.Load())) > silence && !p.stopping.Load() {
+				p.silent.Store(true)
+				l.close()
+				return
+			}
+			l.send(kindPing, nil)
+		}
+	}
 }
 
 // abandon closes gone once, recording why the launcher ended.
@@ -278,7 +307,11 @@ func (p *proc) ended() {
 	if !p.stopping.Load() {
 		p.c.log.Warn("worker: exited", "how", p.how, "summary", strings.Join(p.summary, " | "))
 	}
-	err := p.exitError("WorkerExited", "the worker process running this session exited")
+	what := "the worker process running this session exited"
+	if p.silent.Load() {
+		what = "the worker process running this session is lost"
+	}
+	err := p.exitError("WorkerExited", what)
 	// The client replaces the worker before the waiting cell hears of the
 	// exit, so that the cell after it already finds the fresh one.
 	p.c.died(p)
@@ -298,6 +331,7 @@ func (p *proc) ended() {
 // serve reads frames until the link ends.
 func (p *proc) serve(l *link) {
 	for {
+		p.lastSeen.Store(time.Now().UnixNano())
 		f, err := l.read()
 		if err != nil {
 			if errors.Is(err, errFrame) {
@@ -309,6 +343,7 @@ func (p *proc) serve(l *link) {
 		cell := p.mu.cell
 		p.mu.Unlock()
 		switch f.kind {
+		case kindPong:
 		case kindReady:
 			p.isReady.Store(true)
 			close(p.ready)

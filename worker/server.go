@@ -191,6 +191,10 @@ func (s *server) serve() error {
 			}
 			cancel() // stops a shell command; the session stops at a safe point
 			s.interrupt(done)
+		case kindPing:
+			// Read on this goroutine whatever a cell does, so the answer
+			// says the process and its link are alive.
+			s.link.send(kindPong, nil)
 		case kindShutdown:
 			// The cell gets a moment to reach a safe point; the process
 			// exits after Serve returns either way.

@@ -177,6 +177,8 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 			os.Exit(n)
 		case "kill":
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		case "freeze": // alive, its link open, answering nothing: a lost host
+			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		case "abort":
 			cfault.Abort()
 		case "segv":

@@ -5,7 +5,8 @@
 # enters its namespaces, as it would reach a real one over ssh
 # (OMPI_MCA_plm_rsh_agent). The Jupyter client and the kernel run on the
 # first host; test_twohost.py trains the quick start on one worker per host
-# and checks the weights against one process. Needs root (ip netns) and
+# and checks the weights against one process, then cuts the second host's
+# link mid-training. Needs root (ip netns) and
 # what install/setup.sh installs (iproute2, openmpi-bin, the kernelspec).
 #
 # usage: tests/twohost/run.sh
@@ -21,6 +22,11 @@ export JUPYTER_PATH=${JUPYTER_PATH:-$root/build/jupyter/share/jupyter}
 a=gth$$a b=gth$$b
 tmp=$(mktemp -d)
 cleanup() {
+	# A host cut off leaves its daemon and worker behind.
+	for ns in "$a" "$b"; do
+		pids=$(ip netns pids "$ns" 2>/dev/null || true)
+		[ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
+	done
 	ip netns del "$a" 2>/dev/null || true
 	ip netns del "$b" 2>/dev/null || true
 	rm -rf "/etc/netns/$a" "/etc/netns/$b" "$tmp"
@@ -54,5 +60,6 @@ AGENT
 chmod +x "$tmp/agent"
 printf '%s slots=1\n%s slots=1\n' "$a" "$b" >"$tmp/hosts"
 
-export OMPI_MCA_plm_rsh_agent=$tmp/agent GOTRAIN_HOSTFILE=$tmp/hosts GOTRAIN_HOSTS="$a $b" GOTRAIN_TWOHOST_DIR=$tmp
+export OMPI_MCA_plm_rsh_agent=$tmp/agent GOTRAIN_HOSTFILE=$tmp/hosts GOTRAIN_HOSTS="$a $b" GOTRAIN_TWOHOST_DIR=$tmp \
+	GOTRAIN_TWOHOST_LINK="$b v$b"
 ip netns exec "$a" unshare --uts sh -c "hostname $a; exec /usr/bin/python3 -m unittest -v tests/twohost/test_twohost.py"
