@@ -79,17 +79,27 @@ func (e errStep) Error() string {
 var useVector = true
 
 // adamConsts are the per-step constants of the Adam loop, in the order the
-// assembly loads them.
+// assembly loads them and the device kernel reads them (adamSource in
+// optim_cuda.go).
 type adamConsts[T Float] struct {
 	b1, c1, b2, c2, alpha, epsHat, decay T
+}
+
+// newAdamConsts computes the constants in T, as both the CPU loop and
+// AdamUpdateDevice use them: 1-β is rounded from β in T, not from the
+// float64 β, and the device must see the same bits.
+func newAdamConsts[T Float](b1, b2, alpha, epsHat, decay T) adamConsts[T] {
+	return adamConsts[T]{b1, 1 - b1, b2, 1 - b2, alpha, epsHat, decay}
 }
 
 // adam is the fused loop of AdamUpdate and AdamWUpdate; decay is 1 for Adam.
 // On amd64 with AVX a vector loop computes a prefix with the same operations
 // in the same order (keep in sync with adam_amd64.s), and this loop the rest.
+// The device kernel (adamSource in optim_cuda.go) computes the same
+// expressions in the same order; keep in sync.
 func adam[T Float](w, g, m, v []T, b1, b2, alpha, epsHat, decay T) {
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)]
-	k := adamConsts[T]{b1, 1 - b1, b2, 1 - b2, alpha, epsHat, decay}
+	k := newAdamConsts(b1, b2, alpha, epsHat, decay)
 	done := 0
 	if useVector {
 		done = adamVector(w, g, m, v, &k)
@@ -136,6 +146,9 @@ func part[T Float](x []T, lo, hi int) []T {
 	return x[lo:hi]
 }
 
+// sgd is SGDUpdate's loop. The device kernel (sgdSource in optim_cuda.go)
+// computes the same expressions in the same order, with the same constants
+// T(lr) and T(momentum); keep in sync.
 func sgd[T Float](w, g, vel []T, lr, momentum float64, nesterov bool) {
 	g = g[:len(w)]
 	a := T(lr)
@@ -186,9 +199,26 @@ func RMSpropUpdate[T Float](w, g, ms, mom []T, lr, rho, eps, momentum float64) {
 	parallel(len(w), func(lo, hi int) { rmsprop(w[lo:hi], g[lo:hi], ms[lo:hi], part(mom, lo, hi), lr, rho, eps, momentum) })
 }
 
+// rmspropConsts are the per-step constants of the RMSprop loop, in the
+// order the device kernel reads them (rmspropSource in optim_cuda.go).
+type rmspropConsts[T Float] struct {
+	lr, rho, c, eps, mu T
+}
+
+// newRMSpropConsts computes the constants in T, as both the CPU loop and
+// RMSpropUpdateDevice use them: unlike Adam's, 1-ρ is rounded from the
+// float64 ρ, and the device must see the same bits.
+func newRMSpropConsts[T Float](lr, rho, eps, momentum float64) rmspropConsts[T] {
+	return rmspropConsts[T]{T(lr), T(rho), T(1 - rho), T(eps), T(momentum)}
+}
+
+// rmsprop is RMSpropUpdate's loop. The device kernel (rmspropSource in
+// optim_cuda.go) computes the same expressions in the same order; keep in
+// sync.
 func rmsprop[T Float](w, g, ms, mom []T, lr, rho, eps, momentum float64) {
 	g, ms = g[:len(w)], ms[:len(w)]
-	a, r, c, e := T(lr), T(rho), T(1-rho), T(eps)
+	k := newRMSpropConsts[T](lr, rho, eps, momentum)
+	a, r, c, e := k.lr, k.rho, k.c, k.eps
 	if momentum == 0 {
 		for i, gi := range g {
 			s := r*ms[i] + c*gi*gi
@@ -197,7 +227,7 @@ func rmsprop[T Float](w, g, ms, mom []T, lr, rho, eps, momentum float64) {
 		}
 		return
 	}
-	mu := T(momentum)
+	mu := k.mu
 	mom = mom[:len(w)]
 	for i, gi := range g {
 		s := r*ms[i] + c*gi*gi
