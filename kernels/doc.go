@@ -23,4 +23,23 @@
 // time, with the same operations in the same order as the Go loops and no
 // fused multiply-add, so both give the same bits (but for the payload of a
 // NaN out of AddReLU). The noasm build tag selects the Go loops everywhere.
+//
+// # Device kernels
+//
+// Under -tags cuda each optimizer update has a device version of the same
+// name with a Device suffix (AdamUpdate and AdamUpdateDevice, AdamWUpdate,
+// SGDUpdate, RMSpropUpdate), taking the same hyperparameters in the same
+// order. The slices become gpu.Ptr buffers of n elements of T on the
+// device of a gpu.Stream, on which the update is enqueued. By package gpu's
+// convention a kernel takes no float arguments, so a step's scalars travel
+// in a DeviceParams, one small device buffer per launch site written with
+// one copy per launch. Each kernel's CUDA C source sits beside its launcher
+// in optim_cuda.go and is compiled once per device at first use. The
+// constants are computed on the host by the CPU kernels' own code and the
+// loops are the CPU loops expression for expression, without FMA and with
+// IEEE division and square root, so a device update gives the CPU's bits.
 package kernels
+
+// BUG(kernels): The device optimizer kernels stay loaded for the process's
+// life, one module per program and *gpu.Device: a device that is closed and
+// opened again compiles them again (issue 13).
