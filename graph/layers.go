@@ -186,11 +186,13 @@ func CounterValue(v *Variable) uint64 {
 	return uint64(x[1])*counterLow + uint64(x[0])
 }
 
-// AdvanceCounter adds one to a counter kept as DropoutMask reads it. Like
-// every write to a Variable, it must not run while a Program reads v.
+// AdvanceCounter adds one to a counter kept as DropoutMask reads it, and
+// marks its device mirrors stale. Like every write to a Variable, it must
+// not run while a Program reads v.
 // It panics with an error wrapping ErrShape if v does not hold 2 elements.
 func AdvanceCounter(v *Variable) {
 	checkCounter(v)
+	v.Invalidate()
 	if v.dt == Float32 {
 		advance(v.f32)
 	} else {

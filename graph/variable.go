@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 )
 
@@ -52,6 +53,15 @@ type Variable struct {
 	f32       []float32
 	f64       []float64
 	trainable atomic.Bool
+
+	// mirrors are the variable's copies on devices (mirror.go); any is set
+	// once the first is made, so that host writes without mirrors cost one
+	// atomic load.
+	mirrors struct {
+		sync.Mutex
+		list []*mirror
+		any  atomic.Bool
+	}
 }
 
 // NewVariable returns a trainable variable of the given shape and dtype,
@@ -113,12 +123,14 @@ func (v *Variable) Value() []float64 {
 	return out
 }
 
-// Assign copies vals into the variable, converting to its dtype.
+// Assign copies vals into the variable, converting to its dtype, and marks
+// its device mirrors stale.
 // It panics with an error wrapping ErrShape if len(vals) != v.Len().
 func (v *Variable) Assign(vals []float64) {
 	if len(vals) != v.Len() {
 		panic(&Error{Op: "assign " + quote(v.name), Msg: fmt.Sprintf("want %d values, got %d", v.Len(), len(vals)), Err: ErrShape})
 	}
+	v.Invalidate()
 	if v.dt == Float64 {
 		copy(v.f64, vals)
 		return
@@ -129,12 +141,13 @@ func (v *Variable) Assign(vals []float64) {
 }
 
 // F32 returns the variable's storage itself if its dtype is Float32, else nil.
-// Writes through it change the variable.
-func (v *Variable) F32() []float32 { return v.f32 }
+// Writes through it change the variable. Since they cannot be seen, F32
+// marks the device mirrors stale; a caller that keeps the slice and writes
+// it later calls Invalidate after writing.
+func (v *Variable) F32() []float32 { v.Invalidate(); return v.f32 }
 
-// F64 returns the variable's storage itself if its dtype is Float64, else nil.
-// Writes through it change the variable.
-func (v *Variable) F64() []float64 { return v.f64 }
+// F64 is F32 for Float64 variables.
+func (v *Variable) F64() []float64 { v.Invalidate(); return v.f64 }
 
 func (v *Variable) String() string {
 	return fmt.Sprintf("%s%v %v", v.name, v.shape, v.dt)
