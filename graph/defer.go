@@ -15,9 +15,10 @@ import "fmt"
 // Deferrable reports whether Defer may take n out of p: n is a matrix
 // product that p computes, nothing else in p reads it, and neither operand
 // is a variable's storage, which an update may change between Run and the
-// deferred product.
+// deferred product. It is false on a device program: deferring saves the
+// CPU's memory traffic, which a device does not share.
 func (p *Program) Deferrable(n *Node) bool {
-	if n == nil || n.g != p.g || n.id >= p.nodes || !p.have[n.id] || !ops[n.op].product {
+	if n == nil || p.dev != nil || n.g != p.g || n.id >= p.nodes || !p.have[n.id] || !ops[n.op].product {
 		return false
 	}
 	for _, in := range n.in {
@@ -70,8 +71,8 @@ func (p *Program) Defer(n *Node) {
 // OpenBLAS computes as dst plus the finished element, one rounding, and the
 // pure-Go BLAS term by term into dst.
 //
-// It panics with an error wrapping ErrGraph if n is not a product p holds,
-// and ErrShape if the rows are out of range or dst is short; it returns
+// It panics with an error wrapping ErrGraph if n is not a product p holds or
+// p is a device program, and ErrShape if the rows are out of range or dst is short; it returns
 // without a result for a float64 program (use ProductRowsF64).
 func (p *Program) ProductRowsF32(n *Node, lo, hi int, dst []float32, add bool) {
 	p.checkProductRows(n, lo, hi, len(dst))
@@ -90,6 +91,9 @@ func (p *Program) ProductRowsF64(n *Node, lo, hi int, dst []float64, add bool) {
 
 func (p *Program) checkProductRows(n *Node, lo, hi, dstLen int) {
 	p.check("product rows", n)
+	if p.dev != nil {
+		panic(progErr("product rows", fmt.Sprintf("%v: a device program's buffers are on %v (Deferrable is false there)", n, p.dev.device()), ErrGraph))
+	}
 	if !ops[n.op].product {
 		panic(progErr("product rows", fmt.Sprintf("want a matrix product, got %v", n), ErrGraph))
 	}

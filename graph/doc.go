@@ -46,6 +46,23 @@
 // derivative once, then dW = xᵀ·dY, db = Σ dY and dX = dY·wᵀ with transposed
 // gemm calls.
 //
+// # Devices
+//
+// Under -tags cuda, Graph.CompileOn compiles the same graph for an NVIDIA
+// device (package gpu): every buffer lives on the device in one
+// allocation, Run enqueues each step on the program's stream (matrix
+// products through cuBLAS, the other ops as CUDA C kernels that NVRTC
+// compiles at first use, once per device and source), Feed copies to the
+// device, and Value and Scalar wait and copy back. Every op's CUDA kernel
+// sits beside its CPU kernel in one op table, and computes what the CPU
+// kernel computes in the same order and precision: results agree bit for
+// bit except where BLAS or the math library's transcendental functions
+// round differently. A bad label or id sets a flag on the device, and Run
+// returns the same error as the CPU. Variables are read from per-device
+// mirrors (Variable.Mirror, SyncFrom, Invalidate); the host copy stays the
+// source of truth between Runs. Without the tag CompileOn returns an error
+// wrapping gpu.ErrNotBuilt.
+//
 // # Invariants
 //
 // Variables are read directly from their storage during Run: no copy. The
@@ -73,3 +90,11 @@ package graph
 
 // BUG(graph): Gradients of gradients (second derivatives) are not supported;
 // Gradients panics with ErrGraph when it meets a backward-only node.
+
+// BUG(graph): On a device, Sum and Mean add on one thread (in the CPU's
+// order, so with its bits), and scatter_add runs one thread per column;
+// both are slow on long inputs. AllReduce inside a device program goes
+// through the host (issue 13: NCCL in the strategy).
+
+// BUG(graph): A Variable's device mirrors are never freed; they live as
+// long as the Variable.

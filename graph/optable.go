@@ -13,11 +13,11 @@ type opDef struct {
 	buf bufKind
 	// cpu builds the node's step on the CPU; set exactly for bufStep ops.
 	cpu cpuKernel
-	// cuda is the node's kernel on an NVIDIA device. No device program
-	// exists yet, so every entry leaves it nil; the change that adds
-	// CompileOn (design-next §3.5, issue 13) gives cudaKernel its fields,
-	// fills this slot in every entry that has a cpu kernel, and makes
-	// TestOpTable require it.
+	// cuda is the node's kernel on an NVIDIA device (CompileOn). The
+	// entries leave it nil: under -tags cuda, attachCUDA fills it from
+	// cudaKernels (optable_cuda.go), a table in opKind order beside this
+	// one, and TestOpTable requires it for every op with a cpu kernel;
+	// without the tag it stays nil.
 	cuda *cudaKernel
 	// grad returns the gradient contribution of dy to each input of n (nil
 	// where an input gets none). Nil for ops without inputs, for
@@ -150,4 +150,5 @@ func init() {
 		opMaximumGrad:    {name: "maximum_grad", cpu: cpu(maximumGradKernel, maximumGradKernel), backward: true},
 		opAllReduce:      {name: "all_reduce", cpu: cpu(allReduceKernel, allReduceKernel), grad: allReduceGrad, collective: true},
 	}
+	attachCUDA()
 }

@@ -2,15 +2,10 @@ package graph
 
 import "testing"
 
-// requireCUDA makes TestOpTable require a CUDA kernel beside every CPU
-// kernel. The change that adds device programs (issue 13) sets it.
-const requireCUDA = false
-
 // TestOpTable fails when an op's entry in ops is incomplete: an op with a
 // kernel lacks a name or a stated gradient, or an op whose buffer a step
-// writes has no kernel for one of the dtypes. The change that adds device
-// programs (issue 13) sets requireCUDA, so an op cannot then exist on the
-// CPU only by accident.
+// writes has no kernel for one of the dtypes. Under -tags cuda requireCUDA
+// is set, so an op cannot exist on the CPU only by accident (issue 13).
 func TestOpTable(t *testing.T) {
 	for op := opKind(0); op < numOps; op++ {
 		e := &ops[op]

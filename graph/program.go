@@ -23,6 +23,10 @@ type Program struct {
 	f64   [][]float64
 	steps []step
 	cur   int // index of the step running, for errors
+
+	// dev runs the program on a device (CompileOn); nil on the CPU, where
+	// f32 or f64 hold the buffers. Immutable.
+	dev deviceBackend
 }
 
 type step struct {
@@ -40,15 +44,35 @@ type step struct {
 // largest buffer's node and shape, if the buffers would not fit in the
 // machine's memory (the smaller of its RAM and its cgroup's limit).
 func (g *Graph) Compile(outputs ...*Node) (*Program, error) {
+	p, err := g.newProgram("compile", outputs)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkMemory(); err != nil {
+		return nil, err
+	}
+	if g.dt == Float32 {
+		p.f32 = make([][]float32, p.nodes)
+		p.steps = compile(p, p.f32)
+	} else {
+		p.f64 = make([][]float64, p.nodes)
+		p.steps = compile(p, p.f64)
+	}
+	return p, nil
+}
+
+// newProgram checks outputs and marks the nodes a program computing them
+// holds, for Compile and CompileOn; op names the caller in errors.
+func (g *Graph) newProgram(op string, outputs []*Node) (*Program, error) {
 	if len(outputs) == 0 {
-		return nil, progErr("compile", "want at least one output, got none", ErrGraph)
+		return nil, progErr(op, "want at least one output, got none", ErrGraph)
 	}
 	for i, o := range outputs {
 		if o == nil {
-			return nil, progErr("compile", fmt.Sprintf("want a node as output %d, got nil", i), ErrGraph)
+			return nil, progErr(op, fmt.Sprintf("want a node as output %d, got nil", i), ErrGraph)
 		}
 		if o.g != g {
-			return nil, progErr("compile", fmt.Sprintf("output %s belongs to another graph", o), ErrGraph)
+			return nil, progErr(op, fmt.Sprintf("output %s belongs to another graph", o), ErrGraph)
 		}
 	}
 	p := &Program{g: g, dt: g.dt, nodes: len(g.nodes)}
@@ -67,16 +91,6 @@ func (g *Graph) Compile(outputs ...*Node) (*Program, error) {
 		if ops[n.op].buf == bufFed {
 			p.have[n.id] = true
 		}
-	}
-	if err := p.checkMemory(); err != nil {
-		return nil, err
-	}
-	if g.dt == Float32 {
-		p.f32 = make([][]float32, p.nodes)
-		p.steps = compile(p, p.f32)
-	} else {
-		p.f64 = make([][]float64, p.nodes)
-		p.steps = compile(p, p.f64)
 	}
 	return p, nil
 }
@@ -142,6 +156,10 @@ func (p *Program) Feed(n *Node, data []float64) {
 	if len(data) != n.size {
 		panic(progErr("feed", fmt.Sprintf("%s: want %d values, got %d", n, n.size, len(data)), ErrShape))
 	}
+	if p.dev != nil {
+		p.dev.feed(n, data)
+		return
+	}
 	if p.dt == Float64 {
 		copy(p.f64[n.id], data)
 		return
@@ -152,14 +170,15 @@ func (p *Program) Feed(n *Node, data []float64) {
 	}
 }
 
-// F32 returns the buffer of node n if the program computes in float32, else
-// nil. For a variable it is the variable's storage; for a placeholder,
+// F32 returns the buffer of node n if the program computes in float32 on the
+// CPU, else nil (a device program's buffers are on the device: see Buffer).
+// For a variable it is the variable's storage; for a placeholder,
 // writing it is a cheaper Feed. The buffer is valid for the program's life
 // and is overwritten by each Run.
 // It panics with an error wrapping ErrGraph if the program does not hold n.
 func (p *Program) F32(n *Node) []float32 {
 	p.check("f32", n)
-	if p.dt != Float32 {
+	if p.dt != Float32 || p.dev != nil {
 		return nil
 	}
 	return p.f32[n.id]
@@ -168,16 +187,21 @@ func (p *Program) F32(n *Node) []float32 {
 // F64 is F32 for float64 programs.
 func (p *Program) F64(n *Node) []float64 {
 	p.check("f64", n)
-	if p.dt != Float64 {
+	if p.dt != Float64 || p.dev != nil {
 		return nil
 	}
 	return p.f64[n.id]
 }
 
-// Value returns a copy of node n's buffer as float64.
-// It panics with an error wrapping ErrGraph if the program does not hold n.
+// Value returns a copy of node n's buffer as float64. On a device program
+// it waits for the program's work and copies from the device.
+// It panics with an error wrapping ErrGraph if the program does not hold n,
+// and with an *Error wrapping the gpu error if the copy fails.
 func (p *Program) Value(n *Node) []float64 {
 	p.check("value", n)
+	if p.dev != nil {
+		return p.dev.value(n)
+	}
 	if p.dt == Float64 {
 		return append([]float64(nil), p.f64[n.id]...)
 	}
@@ -190,12 +214,16 @@ func (p *Program) Value(n *Node) []float64 {
 }
 
 // Scalar returns element 0 of node n's buffer as float64, typically a loss.
+// On a device program it waits for the program's work, as Value does.
 // It panics with an error wrapping ErrGraph if the program does not hold n,
 // and ErrShape if n is empty.
 func (p *Program) Scalar(n *Node) float64 {
 	p.check("scalar", n)
 	if n.size == 0 {
 		panic(progErr("scalar", fmt.Sprintf("want a node with elements, got %s", n), ErrShape))
+	}
+	if p.dev != nil {
+		return p.dev.scalar(n)
 	}
 	if p.dt == Float64 {
 		return p.f64[n.id][0]
@@ -206,12 +234,21 @@ func (p *Program) Scalar(n *Node) float64 {
 // Run computes every node the outputs need, in order. A panic in a step (for
 // example a label out of range) is recovered into an *Error naming the node
 // and its scope; the buffers then hold partial results.
+//
+// On a device program Run enqueues every step on the program's stream and
+// returns before they finish, unless the program checks labels or ids: then
+// it waits for the step and returns the same *LabelError or *IndexError,
+// wrapped in the same *Error, as the CPU does. A failing launch or copy
+// returns an *Error naming the node and wrapping the gpu error.
 func (p *Program) Run() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = p.runError(r)
 		}
 	}()
+	if p.dev != nil {
+		return p.dev.run()
+	}
 	for i := range p.steps {
 		p.cur = i
 		p.steps[i].fn()
