@@ -16,22 +16,7 @@ import (
 	"github.com/gotrain/gotrain/gpu/gputest"
 )
 
-func TestMain(m *testing.M) {
-	// Real libraries when asked (the device check), the fakes otherwise.
-	var dir string
-	if os.Getenv("GOTRAIN_GPU_REAL") == "" {
-		var err error
-		if dir, err = gputest.Fakes(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gputest.Main(m) }
 
 // open opens device i and a stream on it.
 func open(t *testing.T, i int) (*gpu.Device, *gpu.Stream) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,16 +18,7 @@ import (
 
 // TestMain points package gpu at the fake CUDA libraries, so that device
 // programs run on the host in CI (issue 13).
-func TestMain(m *testing.M) {
-	dir, err := gputest.Fakes()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gputest.Main(m) }
 
 var testDev struct {
 	once sync.Once

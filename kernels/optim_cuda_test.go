@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"unsafe"
@@ -18,24 +17,10 @@ import (
 )
 
 // realGPU reports whether the tests run against the real CUDA libraries
-// (the device check sets GOTRAIN_GPU_REAL) rather than the fakes.
-var realGPU = os.Getenv("GOTRAIN_GPU_REAL") != ""
+// (the device check) rather than the fakes.
+var realGPU = gputest.Real()
 
-func TestMain(m *testing.M) {
-	var dir string
-	if !realGPU {
-		var err error
-		if dir, err = gputest.Fakes(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	code := m.Run()
-	if dir != "" {
-		os.RemoveAll(dir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gputest.Main(m) }
 
 // openDevice opens device i, a stream on it and a DeviceParams.
 func openDevice(t *testing.T, i int) (*gpu.Device, *gpu.Stream, *kernels.DeviceParams) {

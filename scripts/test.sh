@@ -2,7 +2,8 @@
 # Runs every test gotrain has, after doing all set-up on a fresh machine:
 # formatting and vet, Go tests with the race detector (among them the corpus
 # of 151 programs run as cells and under go run, tests/corpus), the pure-Go
-# BLAS build, the OpenMPI binding under mpirun, short fuzzing, the Jupyter
+# BLAS build, the GPU path on fake CUDA libraries, the OpenMPI binding under
+# mpirun, short fuzzing, the Jupyter
 # conformance suite and robustness tests through Debian's jupyter_client,
 # workers on two hosts (network namespaces),
 # every notebook executed by nbconvert, JupyterLab's client library and the
@@ -41,6 +42,13 @@ section "other builds: pure-Go BLAS (noopenblas), no assembly (noasm), invariant
 go test -count=1 -tags noopenblas ./internal/blas/ ./graph/ ./strategy/
 go test -count=1 -tags noasm ./kernels/ ./nn/
 go test -count=1 -tags invariants ./strategy/ ./nn/
+
+section "GPU path on fake CUDA libraries (-tags cuda; gpu/testdata/fake, built by the tests)"
+# gg is left out: gorgonia's own cuda tag needs cuda.h.
+cudapkgs=(./gpu/... ./kernels/ ./graph/ ./strategy/ ./nn/)
+go vet -tags cuda "${cudapkgs[@]}"
+CGO_ENABLED=0 go vet -tags cuda,noopenblas "${cudapkgs[@]}"
+go test -count=1 -race -tags cuda "${cudapkgs[@]}"
 
 section "OpenMPI: internal/mpi under mpirun (np 1-4)"
 go vet -tags mpi ./internal/mpi/

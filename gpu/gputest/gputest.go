@@ -1,18 +1,12 @@
 // Package gputest builds the fake CUDA libraries of package gpu for tests
 // that run without a GPU, and points package gpu's loader at them.
 //
-// A package whose tests use package gpu calls Fakes from TestMain:
+// A package whose tests use package gpu runs them through Main:
 //
-//	func TestMain(m *testing.M) {
-//		dir, err := gputest.Fakes()
-//		if err != nil {
-//			fmt.Fprintln(os.Stderr, err)
-//			os.Exit(1)
-//		}
-//		code := m.Run()
-//		os.RemoveAll(dir)
-//		os.Exit(code)
-//	}
+//	func TestMain(m *testing.M) { gputest.Main(m) }
+//
+// which uses the fakes, or the real libraries when GOTRAIN_GPU_REAL is set
+// (the device check, scripts/gpu-check.sh).
 //
 // The fakes need the C and C++ compilers ($CC, default cc; $CXX, default
 // c++) at test time: the fake NVRTC compiles kernels with c++.
@@ -26,7 +20,30 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"testing"
 )
+
+// Real reports whether tests run against the real CUDA libraries
+// (GOTRAIN_GPU_REAL is set) rather than the fakes.
+func Real() bool { return os.Getenv("GOTRAIN_GPU_REAL") != "" }
+
+// Main runs a package's tests, against the fakes unless Real, and exits
+// with their status.
+func Main(m *testing.M) {
+	var dir string
+	if !Real() {
+		var err error
+		if dir, err = Fakes(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
 
 // fakes are the fake libraries: the file each builds, its source in
 // gpu/testdata/fake, the variable package gpu reads its path from, and
