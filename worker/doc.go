@@ -30,9 +30,23 @@
 // session's state is gone. A worker whose kernel is gone sees its link
 // close and exits.
 //
+// # Several workers
+//
+// Group is the kernel's executor: one Client, or, after %workers, one per
+// worker of a multi-worker strategy, every worker running every cell.
+// %workers N starts them itself, joined by a loopback cluster. %workers -np
+// N starts mpirun, which starts them on the hosts it is given; each rank
+// attaches to the kernel over TCP with the job's token and its rank (a
+// Client with Config.Attach starts nothing), runs as the child of a small
+// supervisor that keeps its crash report for mpirun to relay (Supervise),
+// and reduces through MPI. The kernel is mpirun's parent, never a rank:
+// mpirun ends the job when a rank dies, and names it. A rank that stops
+// answering pings for a few seconds (its host lost) is counted lost too.
+//
 // # Magics
 //
 // A cell's first lines may be magics, handled before its Go code: !CMD,
-// %help, %env, %time, %reset and %limit (see magicDoc, which %help shows).
-// %reset and %help act in the kernel; the others in the worker.
+// %help, %env, %time, %reset, %limit, %go and %workers (see magicDoc, which
+// %help shows). %reset, %help and %workers act in the kernel; the others in
+// the worker.
 package worker
