@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/kernels"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -167,6 +168,9 @@ type optimizer struct {
 	// rules are element by element, so updating a variable in parts gives
 	// the same bits as updating it whole.
 	update func(step int, lr float64, g strategy.Grad, off int, slots []*Variable)
+	// rule is update on a GPU's copies (device.go), nil without -tags cuda.
+	rule   deviceRule
+	params map[*gpu.Device]*deviceParams // rule's parameter buffers, by device; made at first use
 }
 
 func newOptimizer(base string, nslot int, c optConfig) optimizer {
@@ -293,9 +297,11 @@ func (o *optimizer) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.
 		var n int
 		var lr float64
 		u.Split = &strategy.Split{
-			Begin: func() { n, lr = o.begin() },
-			Part:  func(i, off int, g strategy.Grad) { o.update(n, lr, g, off, slots[i]) },
-			End:   func() { writeCounter(o.iters, n) },
+			Begin:  func() { n, lr = o.begin() },
+			Part:   func(i, off int, g strategy.Grad) { o.update(n, lr, g, off, slots[i]) },
+			End:    func() { writeCounter(o.iters, n) },
+			Device: o.deviceSplit(&n, &lr, vars),
+			Slots:  slots,
 		}
 	}
 	return u
@@ -449,6 +455,7 @@ func NewSGD(lr float64, opts ...OptimizerOption) *SGD {
 	}
 	o.optimizer = newOptimizer("sgd", nslot, c)
 	o.optimizer.lr = func() float64 { return o.LR }
+	o.rule = sgdRule(o)
 	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		var vel32 []float32
@@ -488,6 +495,7 @@ func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
 	o := &Adam{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps}
 	o.optimizer = newOptimizer("adam", 2, c)
 	o.optimizer.lr = func() float64 { return o.LR }
+	o.rule = adamRule(o)
 	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		m, v := slots[0], slots[1]
@@ -522,6 +530,7 @@ func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
 	o := &AdamW{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps, WeightDecay: c.weightDecay}
 	o.optimizer = newOptimizer("adamw", 2, c)
 	o.optimizer.lr = func() float64 { return o.LR }
+	o.rule = adamWRule(o)
 	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		m, v := slots[0], slots[1]
@@ -559,6 +568,7 @@ func NewRMSprop(lr float64, opts ...OptimizerOption) *RMSprop {
 	}
 	o.optimizer = newOptimizer("rmsprop", nslot, c)
 	o.optimizer.lr = func() float64 { return o.LR }
+	o.rule = rmspropRule(o)
 	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		ms := slots[0]

@@ -82,6 +82,7 @@ func (c *traceCache) find(k *traceKey) int {
 			continue
 		}
 		if e.tr.stale() {
+			e.tr.close()
 			c.entries = slices.Delete(c.entries, i, i+1)
 			return -1
 		}
@@ -101,12 +102,18 @@ func (c *traceCache) front(i int) *trace {
 func (c *traceCache) put(k traceKey, fn any, in *stepInputs, tr *trace) {
 	k.shapes = slices.Clone(k.shapes)
 	if len(c.entries) == traceCacheSize {
+		c.entries[traceCacheSize-1].tr.close()
 		c.entries = c.entries[:traceCacheSize-1]
 	}
 	c.entries = slices.Insert(c.entries, 0, traceEntry{key: k, fn: fn, inputs: shapesOf(in), tr: tr})
 }
 
-func (c *traceCache) clear() { c.entries = nil }
+func (c *traceCache) clear() {
+	for _, e := range c.entries {
+		e.tr.close()
+	}
+	c.entries = nil
+}
 
 // shapesOf describes replica 0's inputs, e.g. "[32 784] [32]".
 func shapesOf(in *stepInputs) string {

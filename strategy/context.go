@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
 )
 
@@ -78,6 +79,18 @@ type Split struct {
 	// End finishes the step (advances a step counter) after every Part, on
 	// the goroutine calling Run. It is not called for a step that failed.
 	End func()
+
+	// Device, when not nil, is the same update on a GPU (in a binary built
+	// with -tags cuda): it enqueues on s the update of the copy of Vars[i]
+	// at w on s's device, with g, its gradient summed over replicas on that
+	// device, and the copies of Slots[i] at slots, aligned with them, giving
+	// the bits Part would. GPU replicas call it, between Begin and End on
+	// the goroutine calling Run, once per variable and device, instead of
+	// Part; the strategy then copies the device's results to the host.
+	Device func(s *gpu.Stream, i int, w, g gpu.Ptr, slots []gpu.Ptr) error
+	// Slots are, aligned with Vars, the variables besides Vars[i] that the
+	// update of Vars[i] writes (an optimizer's slots), for Device.
+	Slots [][]*graph.Variable
 }
 
 // SplitBlock is the most elements one call of Split.Part gets: a block whose

@@ -20,6 +20,23 @@
 // ([WithReplicas], [WithDevices]). Each replica has a persistent goroutine,
 // started by [NewMirrored] and stopped by [Mirrored.Close].
 //
+// In a binary built with -tags cuda, with NVIDIA GPUs present, NewMirrored
+// makes one replica per GPU ("gpu:N") instead; WithReplicas or CPU devices
+// keep it on CPUs, and WithDevices("gpu:0", "gpu:0") puts several replicas on
+// one GPU. A GPU replica's goroutine keeps its OS thread, with its device's
+// context current there; its step is a device program (graph.CompileOn) fed
+// its shard from the host. Each update's gradients are summed over the
+// replicas in replica order: on one GPU by an add kernel into replica 0's
+// buffer; over GPUs of one replica each by NCCL when it is available (its
+// own order); otherwise through the host. An update with a Split.Device
+// (the optimizers of package nn without clipping) then runs on every
+// device's copy of its variables and the first device's results are copied
+// to the host; any other update gets the summed gradients on the host and
+// Apply runs there, after which the device copies are refreshed from the
+// host at their next use. Either way the host copy of every variable is
+// current after every Run, so Value, checkpoints and Assign work as on
+// CPUs. The step's outputs are copied to the host for Reduce and Gather.
+//
 // # Tracing
 //
 // The step function passed to Run is called once per replica, the first time
@@ -132,8 +149,14 @@ package strategy
 // gradients, and the learning rate through Update.Check), not what comes
 // out: finite gradients and rate whose update overflows to Inf are applied.
 
-// BUG(strategy): Variables have one shared copy, which is right for CPU
-// replicas only; per-device copies (GPUs, the cuda tag) are not implemented.
+// BUG(strategy): After an update on the GPUs (Split.Device) the strategy
+// copies the first device's variables and slots to the host at every step,
+// which marks the other devices' copies stale, so they are copied from the
+// host at the next step although they hold the same values; a lazy host copy
+// needs graph.Variable to know that a device's copy is newer (issue 13).
+
+// BUG(strategy): With GPU replicas, WithCheckNumerics checks the step's
+// outputs but not the gradients, which stay on the devices.
 
 // BUG(strategy): Updates are applied one after another after every replica
 // succeeded; if an optimizer's Apply panics, the updates registered before it

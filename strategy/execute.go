@@ -21,6 +21,9 @@ var testHookRun func(replica int) error
 // failures with the other workers and sums the split gradients across them
 // before any part applies.
 func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
+	if tr.gpu != nil {
+		return s.executeGPU(tr, in)
+	}
 	tr.count[0] = 0
 	if in.batch != nil {
 		tr.count[0] = float64(in.batch.count)
@@ -64,6 +67,25 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 			return PerReplica{}, &ReplicaError{Replica: r, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", ae.err)}
 		}
 	}
+	err := s.runFailure(errs, in)
+	if across {
+		err = tr.agreed.step(err)
+	} else {
+		err = s.agreeStep(err)
+	}
+	if err != nil {
+		return PerReplica{}, err
+	}
+	if err := tr.applyUpdates(s); err != nil {
+		return PerReplica{}, err
+	}
+	return tr.outputs(in, vals), nil
+}
+
+// runFailure is the step's error from its replicas' errors (nil for a
+// replica that succeeded), or nil: the lowest failed replica, by its
+// global id, a label error naming the example of the global batch.
+func (s *Mirrored) runFailure(errs []error, in *stepInputs) error {
 	if in.batch != nil {
 		for r, err := range errs {
 			if err != nil { // labelExample allocates
@@ -79,18 +101,7 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 			re.Phase = "check"
 		}
 	}
-	if across {
-		err = tr.agreed.step(err)
-	} else {
-		err = s.agreeStep(err)
-	}
-	if err != nil {
-		return PerReplica{}, err
-	}
-	if err := tr.applyUpdates(s); err != nil {
-		return PerReplica{}, err
-	}
-	return tr.outputs(in, vals), nil
+	return err
 }
 
 // labelExample rewrites a label error of replica r's program, which counts

@@ -63,3 +63,7 @@ var (
 	NonFinite32 = nonFinite32
 	NonFinite64 = nonFinite64
 )
+
+// WithoutNCCL makes GPU replicas on several devices sum their gradients
+// through the host, in replica order, even where NCCL is available.
+func WithoutNCCL() Option { return func(c *config) { c.noNCCL = true } }

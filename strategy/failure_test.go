@@ -335,7 +335,7 @@ func TestMisuse(t *testing.T) {
 	}
 	for name, fn := range map[string]func(){
 		"unbatched": func() { s.DistributeDataset(data.FromTensorSlices(data.Zeros(4))) },
-		"gpu":       func() { strategy.WithDevices("gpu:0") },
+		"gpu":       func() { strategy.WithDevices("gpu:99") },
 		"device":    func() { strategy.WithDevices("tpu:0") },
 		"replicas":  func() { strategy.WithReplicas(0) },
 		"mix-scope": func() {

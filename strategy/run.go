@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/internal/safepoint"
 )
 
@@ -18,6 +19,23 @@ type replicaLoop struct {
 	jobs    chan func()
 	running atomic.Bool // a job is executing, for Close's audit
 	pinned  bool        // locked to its OS thread; only its goroutine uses it
+	dev     *gpu.Device // the replica's GPU, nil on a CPU; immutable
+	bound   bool        // dev's context is current on the loop's thread; only its goroutine uses it
+}
+
+// bind keeps a GPU replica's goroutine on its OS thread with its device's
+// context current there, from its first job on: the thread then finds the
+// context current at every call into the device (design-next §3.5).
+func (w *replicaLoop) bind() error {
+	w.pin(true)
+	if w.bound {
+		return nil
+	}
+	if err := w.dev.Bind(); err != nil {
+		return err
+	}
+	w.bound = true
+	return nil
 }
 
 func (w *replicaLoop) loop(wg *sync.WaitGroup) {
@@ -54,7 +72,8 @@ func (w *replicaLoop) pin(on bool) {
 
 // onReplicas runs fn(r) on every replica's goroutine concurrently and waits
 // for all of them; a panic becomes that replica's error. pin says whether
-// the goroutines keep their OS threads (see replicaLoop.pin).
+// the goroutines keep their OS threads (see replicaLoop.pin); a GPU
+// replica's always does (replicaLoop.bind).
 //
 // The jobs go out last replica first. A job handed to a sleeping loop
 // waits for the scheduler, the first one handed out most (the caller's
@@ -80,7 +99,14 @@ func (s *Mirrored) onReplicas(pin bool, fn func(r int) error) []error {
 					errs[r] = panicError(v)
 				}
 			}()
-			w.pin(pin)
+			if w.dev != nil {
+				if err := w.bind(); err != nil {
+					errs[r] = err
+					return
+				}
+			} else {
+				w.pin(pin)
+			}
 			errs[r] = fn(r)
 		}
 	}

@@ -73,23 +73,12 @@ const splitMin = 1 << 16
 func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 	n := len(tr.replicas)
 	ups := tr.replicas[0].ctx.updates
-	vars := make(map[*graph.Variable]int)
-	grads := make(map[*graph.Node]int)
-	for _, u := range ups {
-		for i, v := range u.Vars {
-			vars[v]++
-			grads[u.Grads[i]]++
-		}
-	}
+	shared := sharedUpdates(ups)
 	plan := splitPlan{parts: make([][]splitPart, n)}
 	load := make([]int, n) // elements given to each replica so far
 	var deferred [][]*graph.Node
 	for k, u := range ups {
-		shared := false
-		for i, v := range u.Vars {
-			shared = shared || vars[v] > 1 || grads[u.Grads[i]] > 1
-		}
-		if u.Split == nil || shared {
+		if u.Split == nil || shared[k] {
 			plan.rest = append(plan.rest, k)
 			continue
 		}
@@ -161,6 +150,28 @@ func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 		plan.across = acrossGrads(tr, plan.split)
 	}
 	return plan
+}
+
+// sharedUpdates reports, for each update of ups, whether it shares a
+// variable or a gradient node with another: a variable updated twice needs
+// the updates' order, and a gradient buffer summed twice would be summed
+// into itself, so such an update is applied whole, by Apply.
+func sharedUpdates(ups []Update) []bool {
+	vars := make(map[*graph.Variable]int)
+	grads := make(map[*graph.Node]int)
+	for _, u := range ups {
+		for i, v := range u.Vars {
+			vars[v]++
+			grads[u.Grads[i]]++
+		}
+	}
+	shared := make([]bool, len(ups))
+	for k, u := range ups {
+		for i, v := range u.Vars {
+			shared[k] = shared[k] || vars[v] > 1 || grads[u.Grads[i]] > 1
+		}
+	}
+	return shared
 }
 
 // acrossGrads returns replica 0's gradient buffer of every variable of the

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/blas"
 )
@@ -31,20 +32,26 @@ type config struct {
 	cluster       Cluster
 
 	noDefer bool // WithDeferProducts(false), in tests
+	noNCCL  bool // withoutNCCL, in tests: sum across GPUs through the host
+	onCPU   bool // WithReplicas: logical CPU devices even with GPUs present
 }
 
 // WithReplicas asks for n replicas on logical CPU devices, assigned to cores
-// round-robin (replica r on "cpu:r mod NumCPU"). It panics if n < 1.
+// round-robin (replica r on "cpu:r mod NumCPU"), also when GPUs are present.
+// It panics if n < 1.
 func WithReplicas(n int) Option {
 	if n < 1 {
 		panic(usageError("WithReplicas: want at least 1 replica, got %d", n))
 	}
-	return func(c *config) { c.replicas = n; c.devices = nil }
+	return func(c *config) { c.replicas = n; c.devices = nil; c.onCPU = true }
 }
 
 // WithDevices places one replica on each named device. Devices are "cpu:N"
-// with N < runtime.NumCPU(); a device may be named several times (several
-// logical devices per core). It panics on a malformed or unknown device.
+// with N < runtime.NumCPU(), or, in a binary built with -tags cuda, "gpu:N"
+// with N below the number of NVIDIA GPUs; a device may be named several
+// times (several logical devices per core, several replicas per GPU). The
+// replicas are all on CPUs or all on GPUs. It panics on a malformed or
+// unknown device.
 func WithDevices(devices ...string) Option {
 	if len(devices) == 0 {
 		panic(usageError("WithDevices: want at least 1 device, got none"))
@@ -93,15 +100,23 @@ func checkDevice(d string) error {
 	n, err := strconv.Atoi(num)
 	switch {
 	case !ok || err != nil || n < 0:
-		return usageError("device %q: want \"cpu:N\"", d)
+		return usageError("device %q: want \"cpu:N\" or \"gpu:N\"", d)
 	case kind == "gpu":
-		return usageError("device %q: GPU replicas need a build with the cuda tag; use \"cpu:N\"", d)
+		return checkGPU(d, n)
 	case kind != "cpu":
-		return usageError("device %q: want \"cpu:N\"", d)
+		return usageError("device %q: want \"cpu:N\" or \"gpu:N\"", d)
 	case n >= runtime.NumCPU():
 		return usageError("device %q: want a core below %d", d, runtime.NumCPU())
 	}
 	return nil
+}
+
+// parseDevice splits a device that checkDevice accepted into its kind
+// ("cpu" or "gpu") and number.
+func parseDevice(d string) (kind string, n int) {
+	kind, num, _ := strings.Cut(strings.ToLower(d), ":")
+	n, _ = strconv.Atoi(num)
+	return kind, n
 }
 
 // Mirrored is a synchronous data-parallel strategy: N replicas run the same
@@ -116,6 +131,10 @@ type Mirrored struct {
 	cluster       Cluster        // immutable; nil for one worker (WithCluster)
 	rank, size    int            // immutable; this worker and the number of workers
 	noDefer       bool           // immutable; traces defer no gradient products (graph.Program.Defer), for tests that compare
+	gpus          []*gpu.Device  // immutable; each replica's GPU, nil when the replicas are on CPUs
+	noNCCL        bool           // immutable; never sum across GPUs with NCCL (tests)
+	comms         []*gpu.Comm    // NCCL communicator over gpus, one rank per replica, made at first use; guarded by runMu
+	noComms       bool           // NCCL was tried and is not available; guarded by runMu
 	loops         []*replicaLoop // immutable; one goroutine per local replica
 	wg            sync.WaitGroup
 
@@ -138,19 +157,26 @@ type Mirrored struct {
 	}
 }
 
-// NewMirrored returns a strategy with one replica per CPU core, or as the
-// options say, and starts its replica goroutines.
+// NewMirrored returns a strategy with one replica per GPU when the binary
+// is built with -tags cuda and NVIDIA GPUs are present, else one replica per
+// CPU core, or as the options say (WithReplicas and WithDevices("cpu:0", …)
+// keep it on CPUs), and starts its replica goroutines.
 func NewMirrored(opts ...Option) *Mirrored {
 	c := config{replicas: runtime.NumCPU(), dtype: graph.Float32, setBLAS: true, checkNumerics: true, warn: os.Stderr}
 	for _, o := range opts {
 		o(&c)
+	}
+	if c.devices == nil && !c.onCPU {
+		c.devices = defaultGPUs()
 	}
 	if c.devices == nil {
 		for r := range c.replicas {
 			c.devices = append(c.devices, fmt.Sprintf("cpu:%d", r%runtime.NumCPU()))
 		}
 	}
-	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn, noDefer: c.noDefer, size: 1}
+	gpus := placeDevices(c.devices)
+	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn, noDefer: c.noDefer, size: 1,
+		gpus: gpus, noNCCL: c.noNCCL}
 	if c.cluster != nil && c.cluster.Size() > 1 {
 		s.cluster, s.rank, s.size = c.cluster, c.cluster.Rank(), c.cluster.Size()
 	}
@@ -159,6 +185,9 @@ func NewMirrored(opts ...Option) *Mirrored {
 	s.loops = make([]*replicaLoop, len(c.devices))
 	for r := range s.loops {
 		w := &replicaLoop{jobs: make(chan func(), 1)}
+		if gpus != nil {
+			w.dev = gpus[r]
+		}
 		s.loops[r] = w
 		s.wg.Add(1)
 		go w.loop(&s.wg)
@@ -309,6 +338,10 @@ func (s *Mirrored) Close() error {
 	// Wait for a Run in flight so its replicas finish their step.
 	s.runMu.Lock()
 	s.traces.clear()
+	for _, c := range s.comms {
+		c.Destroy()
+	}
+	s.comms = nil
 	for _, w := range s.loops {
 		close(w.jobs)
 	}

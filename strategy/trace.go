@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
 )
 
@@ -69,6 +70,7 @@ type trace struct {
 	acrossBarrier *stepBarrier
 	agreed        agreement
 	checks        [][]numCheck // [replica]; nil unless the strategy checks numerics
+	gpu           *gpuStep     // the device plan of GPU replicas; nil on CPUs
 
 	// The variables the step reads and whether each was trainable when it
 	// was traced: the gradients and updates registered depend on it, so a
@@ -132,14 +134,26 @@ func (s *Mirrored) build(fn reflect.Value, in *stepInputs) (*trace, error) {
 
 // compile compiles every replica's program of a built trace and plans how
 // its updates are applied.
-func (s *Mirrored) compile(tr *trace) error {
+func (s *Mirrored) compile(tr *trace) (err error) {
+	defer func() {
+		if err != nil {
+			tr.close() // a device program's memory
+		}
+	}()
 	for r, rt := range tr.replicas {
-		if err := rt.compile(); err != nil {
+		var dev *gpu.Device
+		if s.gpus != nil {
+			dev = s.gpus[r]
+		}
+		if err := rt.compile(dev); err != nil {
 			return traceFailure(r, err)
 		}
 	}
 	if err := tr.checkAligned(); err != nil {
 		return err
+	}
+	if s.gpus != nil {
+		return s.planGPU(tr)
 	}
 	tr.split = planSplit(tr, !s.noDefer && !s.multi(), s.multi())
 	if tr.split.across != nil {
@@ -203,10 +217,10 @@ func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs, coll *c
 	return rt, shape, nil
 }
 
-// compile compiles the replica's program: one program computes the outputs
-// and every registered gradient; all-reductions happen inside it
-// (graph.AllReduce).
-func (rt *replicaTrace) compile() (err error) {
+// compile compiles the replica's program, on dev when not nil: one program
+// computes the outputs and every registered gradient; all-reductions happen
+// inside it (graph.AllReduce).
+func (rt *replicaTrace) compile(dev *gpu.Device) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = panicError(v)
@@ -222,8 +236,22 @@ func (rt *replicaTrace) compile() (err error) {
 		// collectives); compile something so there is a program.
 		final = append(final, g.Const(0))
 	}
-	rt.prog, err = g.Compile(final...)
+	if dev != nil {
+		rt.prog, err = g.CompileOn(dev, final...)
+	} else {
+		rt.prog, err = g.Compile(final...)
+	}
 	return err
+}
+
+// close frees the trace's device programs (a CPU program holds nothing to
+// free); the trace must not run afterwards.
+func (tr *trace) close() {
+	for _, rt := range tr.replicas {
+		if rt != nil && rt.prog != nil {
+			rt.prog.Close()
+		}
+	}
 }
 
 // checkAligned checks that every replica registered the same updates and
