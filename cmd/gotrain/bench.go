@@ -58,12 +58,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	var opts []strategy.Option
 	perReplica := max(1, runtime.NumCPU() / *replicas)
+	quiet := false // another worker than 0: worker 0 prints the figures
 	if spec != "" {
-		c, err := joinCluster(spec)
+		c, err := joinWorkers(spec)
 		if err != nil {
 			return err
 		}
-		defer c.Close()
+		defer leaveCluster(c)
+		if c.Size() != *workers {
+			return fmt.Errorf("gotrain bench mlp: --workers %d, but the cluster has %d workers", *workers, c.Size())
+		}
+		quiet = c.Rank() != 0
 		opts = append(opts, strategy.WithCluster(c))
 		// The workers' replicas share the cores.
 		perReplica = max(1, runtime.NumCPU()/(*replicas**workers))
@@ -82,6 +87,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	rate, err := nn.BenchMLP(*replicas, dims, *batch, *steps, dt, opts...)
 	if err != nil {
 		return err
+	}
+	if quiet {
+		return nil
 	}
 	flopsPerSample := mlpFlops(dims)
 	achieved := rate * flopsPerSample / 1e9

@@ -111,6 +111,17 @@ func joinWorkers(spec string) (strategy.Cluster, error) {
 	return joinCluster(spec)
 }
 
+// leaveCluster ends this process's part in c: MPI is finalized, a
+// loopback cluster closed.
+func leaveCluster(c strategy.Cluster) {
+	switch c := c.(type) {
+	case *mpi.World:
+		c.Finalize()
+	case *loopback.Cluster:
+		c.Close()
+	}
+}
+
 // joinCluster joins the cluster spec describes (worker.ClusterEnv: "loopback
 // RANK SIZE SOCKET", set by the kernel's %workers N and by bench --workers).
 // An empty spec is a process of its own: no cluster. It waits up to a
