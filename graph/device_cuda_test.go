@@ -420,6 +420,29 @@ func TestDeviceOutOfMemory(t *testing.T) {
 	}
 }
 
+// twiceOn returns a variable holding 1..5, a graph computing twice it, its
+// program on dev, and a function that runs the program and compares the
+// result with want.
+func twiceOn(t *testing.T, dev *gpu.Device, dt graph.DType) (*graph.Variable, *graph.Graph, *graph.Node, *graph.Program, func(want ...float64)) {
+	t.Helper()
+	v := graph.NewVariable("v", []int{5}, dt, []float64{1, 2, 3, 4, 5})
+	g := graph.New(dt)
+	twice := graph.Scale(g.Var(v), 2)
+	p, err := g.CompileOn(dev, twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	run := func(want ...float64) {
+		t.Helper()
+		if err := p.Run(); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, "2v", p.Value(twice), want, 0)
+	}
+	return v, g, twice, p, run
+}
+
 // TestVariableMirror checks the round trips of a variable's device copy:
 // made on first use, written on the device and synced back, refreshed
 // after a host write, and read by a device program after each.
@@ -427,21 +450,7 @@ func TestVariableMirror(t *testing.T) {
 	dev := device(t)
 	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
 		t.Run(dt.String(), func(t *testing.T) {
-			v := graph.NewVariable("v", []int{5}, dt, []float64{1, 2, 3, 4, 5})
-			g := graph.New(dt)
-			twice := graph.Scale(g.Var(v), 2)
-			p, err := g.CompileOn(dev, twice)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			run := func(want ...float64) {
-				t.Helper()
-				if err := p.Run(); err != nil {
-					t.Fatal(err)
-				}
-				compare(t, "2v", p.Value(twice), want, 0)
-			}
+			v, g, twice, p, run := twiceOn(t, dev, dt)
 			run(2, 4, 6, 8, 10)
 			ptr, err := v.Mirror(dev)
 			if err != nil {
@@ -492,6 +501,114 @@ func TestVariableMirror(t *testing.T) {
 			other := graph.NewVariable("other", []int{1}, dt, nil)
 			if err := other.SyncFrom(dev); err == nil || !errors.Is(err, graph.ErrGraph) {
 				t.Errorf("SyncFrom without a mirror: got %v, want an ErrGraph error", err)
+			}
+		})
+	}
+}
+
+// TestVariableDeviceNewer checks the lazy host copy: after SetDeviceNewer
+// device programs read the device copy and nothing is copied to the host
+// until a host read (Value, a CPU program, F32 or F64), which copies once,
+// also from concurrent readers; Assign copies nothing; Invalidate changes
+// nothing while the device copy is newer.
+func TestVariableDeviceNewer(t *testing.T) {
+	dev := device(t)
+	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			v, _, _, _, run := twiceOn(t, dev, dt)
+			hg := graph.New(dt)
+			thrice := graph.Scale(hg.Var(v), 3)
+			hp, err := hg.Compile(thrice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copies := func(what string, want int64, f func()) {
+				t.Helper()
+				before := graph.HostSyncs()
+				f()
+				if d := graph.HostSyncs() - before; d != want {
+					t.Errorf("%s: %d copies to the host, want %d", what, d, want)
+				}
+			}
+			s, err := dev.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Destroy()
+			write := func(vals ...float64) {
+				t.Helper()
+				ptr, err := v.Mirror(dev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if dt == graph.Float32 {
+					f := make([]float32, len(vals))
+					for i, x := range vals {
+						f[i] = float32(x)
+					}
+					err = gpu.CopyHtoD(s, ptr, f)
+				} else {
+					err = gpu.CopyHtoD(s, ptr, vals)
+				}
+				if err == nil {
+					err = s.Synchronize()
+				}
+				if err == nil {
+					err = v.SetDeviceNewer(dev)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			run(2, 4, 6, 8, 10)
+			copies("device write and device runs", 0, func() {
+				write(10, 20, 30, 40, 50)
+				run(20, 40, 60, 80, 100)
+				v.Invalidate() // no effect: the device copy is newer
+				run(20, 40, 60, 80, 100)
+			})
+			if v.HostCurrent() {
+				t.Error("HostCurrent after SetDeviceNewer")
+			}
+			copies("a CPU program, then Value", 1, func() {
+				if err := hp.Run(); err != nil {
+					t.Fatal(err)
+				}
+				compare(t, "3v", hp.Value(thrice), []float64{30, 60, 90, 120, 150}, 0)
+				compare(t, "host", v.Value(), []float64{10, 20, 30, 40, 50}, 0)
+				run(20, 40, 60, 80, 100) // the mirror stays current
+			})
+			copies("concurrent Values", 1, func() {
+				write(11, 22, 33, 44, 55)
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						compare(t, "host", v.Value(), []float64{11, 22, 33, 44, 55}, 0)
+					})
+				}
+				wg.Wait()
+			})
+			copies("F32 or F64, a write through it, Assign", 1, func() {
+				write(1, 1, 1, 1, 1)
+				if dt == graph.Float32 {
+					v.F32()[0] = 7
+				} else {
+					v.F64()[0] = 7
+				}
+				run(14, 2, 2, 2, 2)
+				write(3, 3, 3, 3, 3)
+				v.Assign([]float64{-1, -2, -3, -4, -5})
+				if !v.HostCurrent() {
+					t.Error("not HostCurrent after Assign")
+				}
+				run(-2, -4, -6, -8, -10)
+			})
+			if err := v.SetDeviceNewer(); err == nil || !errors.Is(err, graph.ErrGraph) {
+				t.Errorf("SetDeviceNewer(): got %v, want an ErrGraph error", err)
+			}
+			other := graph.NewVariable("other", []int{1}, dt, nil)
+			if err := other.SetDeviceNewer(dev); err == nil || !errors.Is(err, graph.ErrGraph) || !other.HostCurrent() {
+				t.Errorf("SetDeviceNewer without a mirror: got %v, want an ErrGraph error and the host current", err)
 			}
 		})
 	}

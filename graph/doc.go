@@ -59,9 +59,10 @@
 // bit except where BLAS or the math library's transcendental functions
 // round differently. A bad label or id sets a flag on the device, and Run
 // returns the same error as the CPU. Variables are read from per-device
-// mirrors (Variable.Mirror, SyncFrom, Invalidate); the host copy stays the
-// source of truth between Runs. Without the tag CompileOn returns an error
-// wrapping gpu.ErrNotBuilt.
+// mirrors (Variable.Mirror, SyncFrom, SetDeviceNewer, Invalidate); after
+// SetDeviceNewer a device copy is the value and the host copy is made at
+// the first host read, between Runs. Without the tag CompileOn returns an
+// error wrapping gpu.ErrNotBuilt.
 //
 // # Invariants
 //

@@ -38,6 +38,7 @@ func compile[T Float](p *Program, bufs [][]T) []step {
 		switch ops[n.op].buf {
 		case bufVar:
 			bufs[id] = varStorage[T](n.v)
+			p.vars = append(p.vars, n.v)
 			continue
 		case bufAlias:
 			// No op writes its inputs, so sharing is safe.

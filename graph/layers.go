@@ -192,7 +192,7 @@ func CounterValue(v *Variable) uint64 {
 // It panics with an error wrapping ErrShape if v does not hold 2 elements.
 func AdvanceCounter(v *Variable) {
 	checkCounter(v)
-	v.Invalidate()
+	v.hostWrite()
 	if v.dt == Float32 {
 		advance(v.f32)
 	} else {

@@ -22,7 +22,8 @@ type Program struct {
 	f32   [][]float32 // per node id: its buffer, nil if not in the program
 	f64   [][]float64
 	steps []step
-	cur   int // index of the step running, for errors
+	cur   int         // index of the step running, for errors
+	vars  []*Variable // the variables a CPU program reads in place
 
 	// dev runs the program on a device (CompileOn); nil on the CPU, where
 	// f32 or f64 hold the buffers. Immutable.
@@ -248,6 +249,12 @@ func (p *Program) Run() (err error) {
 	}()
 	if p.dev != nil {
 		return p.dev.run()
+	}
+	if hostStaleVars.Load() != 0 {
+		// A device copy of some variable is newer: copy the ones read.
+		for _, v := range p.vars {
+			v.hostRead()
+		}
 	}
 	for i := range p.steps {
 		p.cur = i

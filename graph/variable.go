@@ -55,12 +55,13 @@ type Variable struct {
 	trainable atomic.Bool
 
 	// mirrors are the variable's copies on devices (mirror.go); any is set
-	// once the first is made, so that host writes without mirrors cost one
-	// atomic load.
+	// once the first is made, so that host reads and writes without mirrors
+	// cost one atomic load.
 	mirrors struct {
 		sync.Mutex
-		list []*mirror
-		any  atomic.Bool
+		list      []*mirror
+		any       atomic.Bool
+		hostStale bool // a device copy is newer (SetDeviceNewer)
 	}
 }
 
@@ -111,8 +112,10 @@ func (v *Variable) Trainable() bool { return v.trainable.Load() }
 // SetTrainable marks the variable as trainable or frozen.
 func (v *Variable) SetTrainable(t bool) { v.trainable.Store(t) }
 
-// Value returns a copy of the variable's values as float64.
+// Value returns a copy of the variable's values as float64, first copied
+// to the host from a device whose copy is newer (SetDeviceNewer).
 func (v *Variable) Value() []float64 {
+	v.hostRead()
 	if v.dt == Float64 {
 		return append([]float64(nil), v.f64...)
 	}
@@ -130,7 +133,7 @@ func (v *Variable) Assign(vals []float64) {
 	if len(vals) != v.Len() {
 		panic(&Error{Op: "assign " + quote(v.name), Msg: fmt.Sprintf("want %d values, got %d", v.Len(), len(vals)), Err: ErrShape})
 	}
-	v.Invalidate()
+	v.hostAssign()
 	if v.dt == Float64 {
 		copy(v.f64, vals)
 		return
@@ -140,14 +143,15 @@ func (v *Variable) Assign(vals []float64) {
 	}
 }
 
-// F32 returns the variable's storage itself if its dtype is Float32, else nil.
-// Writes through it change the variable. Since they cannot be seen, F32
-// marks the device mirrors stale; a caller that keeps the slice and writes
-// it later calls Invalidate after writing.
-func (v *Variable) F32() []float32 { v.Invalidate(); return v.f32 }
+// F32 returns the variable's storage itself if its dtype is Float32, else nil,
+// first copied to the host from a device whose copy is newer. Writes
+// through it change the variable. Since they cannot be seen, F32 marks the
+// device mirrors stale; a caller that keeps the slice and writes it later
+// calls Invalidate after writing.
+func (v *Variable) F32() []float32 { v.hostWrite(); return v.f32 }
 
 // F64 is F32 for Float64 variables.
-func (v *Variable) F64() []float64 { v.Invalidate(); return v.f64 }
+func (v *Variable) F64() []float64 { v.hostWrite(); return v.f64 }
 
 func (v *Variable) String() string {
 	return fmt.Sprintf("%s%v %v", v.name, v.shape, v.dt)

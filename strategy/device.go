@@ -114,6 +114,9 @@ type gpuStep struct {
 	host  [][]hostGrad  // [update][variable]: the summed gradient's host copy
 	slots [][][]gpu.Ptr // [update][variable]: scratch for a device update's slot copies
 	add   *gpu.Function // the add kernel on the one device; nil with several devices or one replica
+	// leaders are the devices of groups, in order, made at the first device
+	// update: those whose copies a device update writes.
+	leaders []*gpu.Device
 }
 
 // hostGrad is a gradient's host buffers: every replica's (for sums across

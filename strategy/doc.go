@@ -30,12 +30,15 @@
 // buffer; over GPUs of one replica each by NCCL when it is available (its
 // own order); otherwise through the host. An update with a Split.Device
 // (the optimizers of package nn without clipping) then runs on every
-// device's copy of its variables and the first device's results are copied
-// to the host; any other update gets the summed gradients on the host and
-// Apply runs there, after which the device copies are refreshed from the
-// host at their next use. Either way the host copy of every variable is
-// current after every Run, so Value, checkpoints and Assign work as on
-// CPUs. The step's outputs are copied to the host for Reduce and Gather.
+// device's copy of its variables, whose results become the variables'
+// values there without a copy (graph.Variable.SetDeviceNewer): the host copy
+// is made from one device at the first host read of the variable (Value,
+// F32, F64, a checkpoint, a host update, a CPU program), between Runs; any
+// other update gets the summed gradients on the host and Apply runs there,
+// after which the device copies are refreshed from the host at their next
+// use. Either way Value, checkpoints and Assign
+// work as on CPUs, and a host write reaches the devices at the next step.
+// The step's outputs are copied to the host for Reduce and Gather.
 //
 // # Tracing
 //
@@ -149,11 +152,11 @@ package strategy
 // gradients, and the learning rate through Update.Check), not what comes
 // out: finite gradients and rate whose update overflows to Inf are applied.
 
-// BUG(strategy): After an update on the GPUs (Split.Device) the strategy
-// copies the first device's variables and slots to the host at every step,
-// which marks the other devices' copies stale, so they are copied from the
-// host at the next step although they hold the same values; a lazy host copy
-// needs graph.Variable to know that a device's copy is newer (issue 13).
+// BUG(strategy): A device update (Split.Device) whose kernel launch or
+// stream fails on the last device, after a previous step's device update
+// left the host copy stale, leaves that device's copy, which it may have
+// written in part, as the variable's value: no unwritten copy is left. An
+// allocation failing (a device copy made at first use) changes nothing.
 
 // BUG(strategy): With GPU replicas, WithCheckNumerics checks the step's
 // outputs but not the gradients, which stay on the devices.

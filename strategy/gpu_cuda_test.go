@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/gpu/gputest"
+	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -326,4 +328,76 @@ func TestIssue13HostCopyStaysCurrent(t *testing.T) {
 		return tr
 	}
 	checkSame(t, run("gpu:0", "gpu:1"), run("cpu:0"), 1e-5)
+}
+
+// TestIssue13NoHostCopyPerStep: after device updates the strategy copies no
+// variable or slot to the host (the device copies are newer); a host read
+// then copies each stale one once, Value and a checkpoint alike, and a later
+// step on the devices copies nothing again.
+func TestIssue13NoHostCopyPerStep(t *testing.T) {
+	configs := [][]string{{"gpu:0"}, {"gpu:0", "gpu:0"}}
+	if n, _ := gpu.Count(); n >= 2 && os.Getenv("GOTRAIN_GPU_DEVICES") != "1" {
+		configs = append(configs, []string{"gpu:0", "gpu:1"})
+	}
+	for _, opt := range []gpuOptimizer{gpuOptimizers[0], gpuOptimizers[2]} {
+		for _, devs := range configs {
+			t.Run(opt.name+"/"+strings.Join(devs, ","), func(t *testing.T) {
+				tr := newGPUTrainer(t, gpuModels[0], opt.new, strategy.WithDevices(devs...))
+				it := tr.dist.Iter()
+				steps := func(n int) {
+					t.Helper()
+					for ; n > 0 && it.Next(); n-- {
+						before := graph.HostSyncs()
+						if _, err := tr.s.TryRun(tr.step, it.Batch()); err != nil {
+							t.Fatal(err)
+						}
+						if d := graph.HostSyncs() - before; d != 0 {
+							t.Fatalf("step %d copied %d variables from a device to the host, want 0", len(tr.losses), d)
+						}
+						tr.losses = append(tr.losses, 0)
+					}
+				}
+				stale := func() int {
+					n := 0
+					for _, v := range tr.s.Variables() {
+						if !v.HostCurrent() {
+							n++
+						}
+					}
+					return n
+				}
+				steps(3)
+				// Adam: kernel, bias and their m and v; SGD: kernel, bias, velocities.
+				want := 2 * 2 * len(gpuModels[0].widths)
+				if opt.name == "adam-device" {
+					want = 3 * 2 * len(gpuModels[0].widths)
+				}
+				if n := stale(); n != want {
+					t.Fatalf("%d variables with a newer device copy, want %d", n, want)
+				}
+				before := graph.HostSyncs()
+				for range 2 {
+					for _, v := range tr.s.Variables() {
+						v.Value()
+					}
+				}
+				if d := graph.HostSyncs() - before; d != int64(want) || stale() != 0 {
+					t.Fatalf("reading every variable twice copied %d from a device, want %d (then %d stale)", d, want, stale())
+				}
+				steps(2)
+				before = graph.HostSyncs()
+				path := filepath.Join(t.TempDir(), "ckpt")
+				if err := nn.SaveCheckpoint(path, nn.VariableList(tr.s.Variables())); err != nil {
+					t.Fatal(err)
+				}
+				if d := graph.HostSyncs() - before; d != int64(want) {
+					t.Fatalf("saving a checkpoint copied %d variables from a device, want %d", d, want)
+				}
+				steps(2)
+				if len(tr.losses) != 7 {
+					t.Fatalf("%d steps, want 7", len(tr.losses))
+				}
+			})
+		}
+	}
 }

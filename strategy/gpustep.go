@@ -17,11 +17,11 @@ import (
 // kernel in replica order on one device, NCCL across devices that each hold
 // one replica, else through the host in replica order), the updates with a
 // Split.Device run on every device's copy of their variables, whose results
-// are then copied to the host, and the other updates get the summed
-// gradients on the host and Apply them there, after which every device copy
-// is refreshed from the host at its next use. The host copy of every
-// variable is thus current after every Run, for Value, checkpoints and
-// Assign.
+// become the variables' values there (no copy to the host: the host copy is
+// made lazily at the first host read, Value, a checkpoint, F32, a host
+// update), and the other updates get the summed gradients on the host and
+// Apply them there, after which every device copy is refreshed from the
+// host at its next use.
 
 // addSrc is the kernel that sums gradients of replicas sharing a device:
 // y[i] = y[i] + x[i], as kernels.AddTo.
@@ -362,21 +362,53 @@ func (tr *trace) gpuComms() []*gpu.Comm { return tr.replicas[0].ctx.s.comms }
 
 // applyDevice runs the device updates (tr.split.split) on every device's
 // copy of their variables and slots, with the summed gradient in the
-// buffer of the device's first replica, and copies the first device's
-// results to the host.
-func (tr *trace) applyDevice() error {
+// buffer of the device's first replica, and then makes those copies the
+// variables' values (graph.Variable.SetDeviceNewer) without copying them to
+// the host: every device computed the same values from the same inputs, and
+// the host copy is made when host code reads a variable.
+//
+// Every copy is made current on every device before any is written, so an
+// allocation or copy failing leaves every value as it was. If a launch
+// fails after some devices were written, the devices not yet written keep
+// the old values: a variable whose host copy was stale gets them back from
+// there (with the host copy current, invalidateDevice refreshes every device
+// from the host).
+func (tr *trace) applyDevice() (err error) {
 	g := tr.gpu
 	ups := tr.replicas[0].ctx.updates
 	if len(tr.split.split) == 0 {
 		return nil
 	}
-	for _, grp := range g.groups {
+	if g.leaders == nil {
+		for _, grp := range g.groups {
+			g.leaders = append(g.leaders, g.devs[grp[0]])
+		}
+	}
+	for _, dev := range g.leaders {
+		if err := tr.eachDeviceCopy(func(v *graph.Variable) error {
+			_, err := v.Mirror(dev)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	written := 0 // groups whose copies may have been written
+	defer func() {
+		if err != nil {
+			tr.restoreDevice(g.leaders[written:])
+		} else if v := recover(); v != nil {
+			tr.restoreDevice(g.leaders[written:])
+			panic(v)
+		}
+	}()
+	for gi, grp := range g.groups {
 		r := grp[0]
 		dev, st := g.devs[r], tr.replicas[r].prog.Stream()
+		written = gi + 1
 		for _, k := range tr.split.split {
 			u := ups[k]
 			for i, v := range u.Vars {
-				w, err := v.Mirror(dev)
+				w, err := v.Mirror(dev) // current already: no copy
 				if err != nil {
 					return err
 				}
@@ -395,16 +427,22 @@ func (tr *trace) applyDevice() error {
 			return err
 		}
 	}
-	dev := g.devs[0]
+	return tr.eachDeviceCopy(func(v *graph.Variable) error { return v.SetDeviceNewer(g.leaders...) })
+}
+
+// eachDeviceCopy calls f on every variable and slot of the device updates,
+// stopping at the first error.
+func (tr *trace) eachDeviceCopy(f func(*graph.Variable) error) error {
+	ups := tr.replicas[0].ctx.updates
 	for _, k := range tr.split.split {
 		u := ups[k]
 		for i, v := range u.Vars {
-			if err := v.SyncFrom(dev); err != nil {
+			if err := f(v); err != nil {
 				return err
 			}
 			if i < len(u.Split.Slots) {
 				for _, sl := range u.Split.Slots[i] {
-					if err := sl.SyncFrom(dev); err != nil {
+					if err := f(sl); err != nil {
 						return err
 					}
 				}
@@ -414,20 +452,27 @@ func (tr *trace) applyDevice() error {
 	return nil
 }
 
-// invalidateDevice marks stale every device copy that a failed device
-// update may have written, so that the host's values, unchanged, are
-// copied back at the next use.
-func (tr *trace) invalidateDevice() {
-	ups := tr.replicas[0].ctx.updates
-	for _, k := range tr.split.split {
-		u := ups[k]
-		for i, v := range u.Vars {
-			v.Invalidate()
-			if i < len(u.Split.Slots) {
-				for _, sl := range u.Split.Slots[i] {
-					sl.Invalidate()
-				}
-			}
-		}
+// restoreDevice makes the copies on untouched, the devices a failed device
+// update did not write, the value of every variable and slot of the device
+// updates whose host copy is stale. With none untouched such a variable
+// keeps the last device's copy, which the failed update may have written
+// (see the BUG note).
+func (tr *trace) restoreDevice(untouched []*gpu.Device) {
+	if len(untouched) == 0 {
+		return
 	}
+	tr.eachDeviceCopy(func(v *graph.Variable) error {
+		if !v.HostCurrent() {
+			v.SetDeviceNewer(untouched...)
+		}
+		return nil
+	})
+}
+
+// invalidateDevice marks stale every device copy that a failed device
+// update may have written, for the variables whose host copy holds their
+// value, so that the host's values, unchanged, are copied back at the next
+// use. (Invalidate changes nothing where a device copy is newer.)
+func (tr *trace) invalidateDevice() {
+	tr.eachDeviceCopy(func(v *graph.Variable) error { v.Invalidate(); return nil })
 }
