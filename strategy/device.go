@@ -109,11 +109,12 @@ type gpuStep struct {
 	// available: the gradients are summed by one ncclAllReduce over the
 	// replicas. Otherwise replicas sharing a device are summed there by the
 	// add kernel, in replica order, and several devices through the host.
-	nccl  bool
-	grads [][][]gpu.Ptr // [update][variable][replica]: the gradient buffers
-	host  [][]hostGrad  // [update][variable]: the summed gradient's host copy
-	slots [][][]gpu.Ptr // [update][variable]: scratch for a device update's slot copies
-	add   *gpu.Function // the add kernel on the one device; nil with several devices or one replica
+	nccl    bool
+	streams []*gpu.Stream // [replica]: each replica's program stream, for NCCL's grouped calls
+	grads   [][][]gpu.Ptr // [update][variable][replica]: the gradient buffers
+	host    [][]hostGrad  // [update][variable]: the summed gradient's host copy
+	slots   [][][]gpu.Ptr // [update][variable]: scratch for a device update's slot copies
+	add     *gpu.Function // the add kernel on the one device; nil with several devices or one replica
 	// leaders are the devices of groups, in order, made at the first device
 	// update: those whose copies a device update writes.
 	leaders []*gpu.Device

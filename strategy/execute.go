@@ -12,6 +12,24 @@ import (
 // testHookRun is set by tests to fail a replica's program.
 var testHookRun func(replica int) error
 
+// begin readies tr for a step on in, on CPU or GPU replicas: the global
+// count, the updates' checks and the split updates' Begin, the in-step
+// collectives.
+func (tr *trace) begin(in *stepInputs) error {
+	tr.count[0] = 0
+	if in.batch != nil {
+		tr.count[0] = float64(in.batch.count)
+	}
+	if err := tr.checkUpdates(); err != nil {
+		return err
+	}
+	if err := tr.beginSplit(); err != nil {
+		return err
+	}
+	tr.coll.reset()
+	return nil
+}
+
 // execute runs one traced step on every replica and applies the updates.
 // Each replica runs its program, copies its outputs, waits at the barrier
 // for the others and then sums and applies its parts of the split updates;
@@ -24,17 +42,9 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	if tr.gpu != nil {
 		return s.executeGPU(tr, in)
 	}
-	tr.count[0] = 0
-	if in.batch != nil {
-		tr.count[0] = float64(in.batch.count)
-	}
-	if err := tr.checkUpdates(); err != nil {
+	if err := tr.begin(in); err != nil {
 		return PerReplica{}, err
 	}
-	if err := tr.beginSplit(); err != nil {
-		return PerReplica{}, err
-	}
-	tr.coll.reset()
 	tr.barrier.reset()
 	across := tr.split.across != nil
 	if across {

@@ -149,6 +149,9 @@ func (s *Mirrored) planGPU(tr *trace) error {
 		}
 		g.add = f
 	}
+	for _, rt := range tr.replicas {
+		g.streams = append(g.streams, rt.prog.Stream())
+	}
 	tr.gpu = g
 	return nil
 }
@@ -170,17 +173,9 @@ func (s *Mirrored) ncclComms() []*gpu.Comm {
 
 // executeGPU is execute for GPU replicas.
 func (s *Mirrored) executeGPU(tr *trace, in *stepInputs) (PerReplica, error) {
-	tr.count[0] = 0
-	if in.batch != nil {
-		tr.count[0] = float64(in.batch.count)
-	}
-	if err := tr.checkUpdates(); err != nil {
+	if err := tr.begin(in); err != nil {
 		return PerReplica{}, err
 	}
-	if err := tr.beginSplit(); err != nil {
-		return PerReplica{}, err
-	}
-	tr.coll.reset()
 	vals := tr.newOutputs()
 	errs := s.onReplicas(true, func(r int) error {
 		err := tr.runReplica(r, in, vals)
@@ -286,10 +281,7 @@ func (tr *trace) sumGradient(k, i, n int) error {
 		}
 		return s.Synchronize()
 	case g.nccl:
-		streams := make([]*gpu.Stream, len(bufs))
-		for r, rt := range tr.replicas {
-			streams[r] = rt.prog.Stream()
-		}
+		streams := g.streams
 		// NCCL keeps a group's state per OS thread: the group's calls
 		// must come from one.
 		runtime.LockOSThread()

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -230,40 +227,6 @@ func stepWorker(t *testing.T, spec string) {
 	}
 }
 
-// runStepWorkers starts size worker processes of TestMultiWorkerStep and
-// returns their results in rank order (runWorkers does the same for
-// TestMultiWorker; keep in sync).
-func runStepWorkers(t *testing.T, size int) []stepResult {
-	t.Helper()
-	dir := t.TempDir()
-	var wg sync.WaitGroup
-	res := make([]stepResult, size)
-	errs := make([]error, size)
-	for r := range size {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out := filepath.Join(dir, fmt.Sprintf("out%d.json", r))
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMultiWorkerStep$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", envStepWorker, r, size), envSocket+"="+filepath.Join(dir, "s"), envOut+"="+out)
-			if log, err := cmd.CombinedOutput(); err != nil {
-				errs[r] = fmt.Errorf("worker %d: %v\n%s", r, err, log)
-				return
-			}
-			b, err := os.ReadFile(out)
-			if err == nil {
-				err = json.Unmarshal(b, &res[r])
-			}
-			errs[r] = err
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
-
 // TestMultiWorkerStep is issue 12: every cross-replica sum inside the step
 // goes through the cluster. Synchronized batch norm trained on 2 workers of
 // 1 and 2 replicas equals one process of 2 and 4 replicas within 1e-5
@@ -284,7 +247,7 @@ func TestMultiWorkerStep(t *testing.T) {
 		t.Skip("starts worker processes")
 	}
 	const size = 2
-	res := runStepWorkers(t, size)
+	res := runWorkerProcs[stepResult](t, size, "TestMultiWorkerStep", envStepWorker)
 	for _, sc := range stepCases {
 		dt, tol := graph.Float32, 1e-5
 		if sc.F64 {

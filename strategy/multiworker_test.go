@@ -108,42 +108,44 @@ type workerResult struct {
 	Ckpt    []string  // the checkpoint: restored, the file exists on this worker, a missing file's error
 }
 
-// runWorkers starts size workers and returns their results in rank order.
+// runWorkers starts size workers of TestMultiWorker and returns their
+// results in rank order.
 func runWorkers(t *testing.T, size int) []workerResult {
+	return runWorkerProcs[workerResult](t, size, "TestMultiWorker", envWorker)
+}
+
+// runWorkerProcs starts size processes of this test binary running test as
+// the workers of one loopback cluster (env holds "RANK SIZE"), and returns
+// the JSON each wrote to envOut, in rank order.
+func runWorkerProcs[R any](t *testing.T, size int, test, env string) []R {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "mw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "s")
+	dir := t.TempDir()
 	var wg sync.WaitGroup
-	outs := make([][]byte, size)
+	res := make([]R, size)
 	errs := make([]error, size)
 	for r := range size {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out := filepath.Join(dir, fmt.Sprintf("out%d.json", r))
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMultiWorker$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", envWorker, r, size), envSocket+"="+sock, envOut+"="+out)
-			log, err := cmd.CombinedOutput()
-			if err != nil {
+			cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", env, r, size), envSocket+"="+filepath.Join(dir, "s"), envOut+"="+out)
+			if log, err := cmd.CombinedOutput(); err != nil {
 				errs[r] = fmt.Errorf("worker %d: %v\n%s", r, err, log)
 				return
 			}
-			outs[r], errs[r] = os.ReadFile(out)
+			b, err := os.ReadFile(out)
+			if err == nil {
+				err = json.Unmarshal(b, &res[r])
+			}
+			if err != nil {
+				errs[r] = fmt.Errorf("worker %d: %v", r, err)
+			}
 		}()
 	}
 	wg.Wait()
-	res := make([]workerResult, size)
-	for r := range size {
-		if errs[r] != nil {
-			t.Fatal(errs[r])
-		}
-		if err := json.Unmarshal(outs[r], &res[r]); err != nil {
-			t.Fatalf("worker %d: %v", r, err)
-		}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	return res
 }

@@ -133,7 +133,7 @@ func (g *Group) startMPILocked(spec mpiSpec) error {
 		c, err := NewClient(cfg)
 		if err != nil {
 			ln.Close()
-			job.closeClients()
+			closeAll(job.clients)
 			return err
 		}
 		job.clients = append(job.clients, c)
@@ -174,7 +174,7 @@ func (g *Group) startMPILocked(spec mpiSpec) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		ln.Close()
-		job.closeClients()
+		closeAll(job.clients)
 		return err
 	}
 	job.cmd.Stdout, job.cmd.Stderr = w, w
@@ -183,7 +183,7 @@ func (g *Group) startMPILocked(spec mpiSpec) error {
 	if err != nil {
 		r.Close()
 		ln.Close()
-		job.closeClients()
+		closeAll(job.clients)
 		return fmt.Errorf("%%workers -np: starting mpirun: %w", err)
 	}
 	g.cfg.Logger.Debug("worker: mpirun started", "pid", job.cmd.Process.Pid, "args", strings.Join(args, " "))
@@ -352,14 +352,12 @@ func (j *mpiJob) rankThatEnded() int {
 	return j.culprit
 }
 
-func (j *mpiJob) closeClients() { closeAll(j.clients) }
-
 // stop ends the job: the workers are told to shut down, then mpirun gets
 // SIGTERM (it ends its ranks on every host), then SIGKILL.
 func (j *mpiJob) stop() {
 	j.ln.Close()
 	stopped := make(chan struct{})
-	go func() { j.closeClients(); close(stopped) }()
+	go func() { closeAll(j.clients); close(stopped) }()
 	select {
 	case <-stopped:
 	case <-j.done:

@@ -29,20 +29,31 @@ func Real() bool { return os.Getenv("GOTRAIN_GPU_REAL") != "" }
 
 // Main runs a package's tests, against the fakes unless Real, and exits
 // with their status.
-func Main(m *testing.M) {
-	var dir string
-	if !Real() {
-		var err error
-		if dir, err = Fakes(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
+func Main(m *testing.M) { os.Exit(WithFakes(m).Run()) }
+
+// TestingM is what testing.M offers a TestMain, and what wrappers of it
+// (goleak.VerifyTestMain) take.
+type TestingM interface{ Run() int }
+
+// WithFakes returns m whose Run builds the fakes first (unless Real) and
+// removes them after, for a TestMain that wraps m in something else too:
+//
+//	func TestMain(m *testing.M) { goleak.VerifyTestMain(gputest.WithFakes(m)) }
+func WithFakes(m TestingM) TestingM { return withFakes{m} }
+
+type withFakes struct{ m TestingM }
+
+func (w withFakes) Run() int {
+	if Real() {
+		return w.m.Run()
 	}
-	code := m.Run()
-	if dir != "" {
-		os.RemoveAll(dir)
+	dir, err := Fakes()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	os.Exit(code)
+	defer os.RemoveAll(dir)
+	return w.m.Run()
 }
 
 // fakes are the fake libraries: the file each builds, its source in
