@@ -157,8 +157,9 @@ func bind(ctx context.Context, ci ConnectionInfo, iopubQ zmq4.PubQueue, logger *
 		{&s.control, "control", &ci.ControlPort, zmq4.NewRouter, nil},
 		{&s.stdin, "stdin", &ci.StdinPort, zmq4.NewRouter, nil},
 		// XPUB rather than PUB, so the kernel sees each new subscription and
-		// answers it with iopub_welcome (protocol 5.5, JEP 65).
-		{&s.iopub, "iopub", &ci.IOPubPort, zmq4.NewXPub, []zmq4.Option{zmq4.WithPubQueue(iopubQ)}},
+		// answers it with iopub_welcome (protocol 5.5, JEP 65); manual, so
+		// that the welcome goes to the new subscriber alone (see welcome).
+		{&s.iopub, "iopub", &ci.IOPubPort, zmq4.NewXPub, []zmq4.Option{zmq4.WithPubQueue(iopubQ), zmq4.WithXPubManual()}},
 		{&s.hb, "heartbeat", &ci.HBPort, zmq4.NewRep, nil},
 	}
 	for _, sp := range specs {

@@ -29,11 +29,13 @@
 // update_display_data, clear_output, execute_result, error, comm_open,
 // comm_msg, comm_close and shutdown_reply, each with its request as
 // parent_header; and iopub_welcome, with no parent, to each new subscriber
-// (JEP 65), so a client knows when its subscription has taken effect,
-// followed by the last status published for a request, sent again with
-// that request as parent: a client whose subscription took effect after
-// its first request was served (jupyter_server 1.23 does not always wait
-// for the subscription) still sees that request end.
+// alone (JEP 65), so a client knows when its subscription has taken effect,
+// followed by the last status published for a request, sent again to that
+// subscriber with that request as parent: a client whose subscription took
+// effect after its first request was served (jupyter_server 1.23 does not
+// always wait for the subscription) still sees that request end. A
+// subscription takes effect only when the kernel sends these two, so no
+// other client sees them and the new one cannot have seen that status.
 //
 // kernel_info_reply carries supported_features, empty: none of the
 // optional features (debugger, subshells) is implemented.

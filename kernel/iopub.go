@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -98,12 +100,15 @@ func (d *iopubDrops) onDrop(x zmq4.Drop) {
 }
 
 // welcome answers each new iopub subscription with an iopub_welcome
-// (JEP 65), so a client knows its subscription has taken effect, and then
-// repeats the last status the kernel published for a request, with that
-// request as parent. It reads the XPUB socket's subscription messages
-// until the kernel closes.
+// (JEP 65), so a client knows its subscription has taken effect, followed
+// by the last status the kernel published for a request, with that request
+// as parent. Both go to the new subscriber alone: the iopub socket leaves
+// a subscription unapplied until welcome applies it with these two as its
+// first messages (zmq4.WithXPubManual), so the subscriber gets nothing
+// before them and no one else gets them. welcome reads the XPUB socket's
+// subscription messages until the kernel closes.
 //
-// The repeat is for clients that do not wait for the welcome. A
+// The repeated status is for clients that do not wait for the welcome. A
 // subscription takes effect some time after the client connects, and a
 // request the client sent meanwhile on another socket may have been served
 // already: its busy and idle went to the subscribers of that moment only.
@@ -113,11 +118,16 @@ func (d *iopubDrops) onDrop(x zmq4.Drop) {
 // own kernel_info_request has reached it and the idle not yet. JupyterLab
 // 3.6 then waits for the idle of its first kernel_info_request, which
 // never comes, and shows the kernel's status as unknown. The repeated
-// status ends that wait. Subscribers that had the status already get it
-// twice, which changes nothing for them: it is the state they know, for a
-// request they have seen.
+// status ends that wait. Since the subscription takes effect only here,
+// the new subscriber cannot have seen that status already.
+//
+// Sending both to every subscriber, as the kernel did before, gave each
+// client an extra status whenever another one subscribed, and a client
+// whose own subscription welcome read late (under load) an extra idle
+// after the idle of a request it was already being served for (issue 24).
 func (k *Kernel) welcome() {
 	defer k.wg.Done()
+	xpub := k.socks.iopub.sock.(zmq4.XPubManual)
 	for {
 		msg, ok := k.recv(k.socks.iopub)
 		if !ok {
@@ -137,12 +147,29 @@ func (k *Kernel) welcome() {
 		// Under last's lock, so that no status goes out between the
 		// welcome and the repeat, and the repeat is the latest.
 		k.last.Lock()
-		k.sendTo(k.socks.iopub, [][]byte{[]byte(ident)}, nil, "iopub_welcome", nil, welcomeContent{Subscription: topic})
+		first := []zmq4.Msg{k.iopubMsg([][]byte{[]byte(ident)}, nil, "iopub_welcome", welcomeContent{Subscription: topic})}
 		if k.last.parent != nil && strings.HasPrefix(k.topic("status"), topic) {
-			k.publish(k.last.parent, "status", statusContent{k.last.state})
+			first = append(first, k.iopubMsg([][]byte{[]byte(k.topic("status"))}, k.last.parent, "status", statusContent{k.last.state}))
 		}
+		err := xpub.ApplySubscription(msg, first...)
 		k.last.Unlock()
+		if err != nil && !errors.Is(err, zmq4.ErrSubscriberGone) && k.ctx.Err() == nil {
+			k.log.Warn("kernel: could not welcome an iopub subscriber", "subscription", topic, "err", err)
+		}
 	}
+}
+
+// iopubMsg encodes an iopub message, as publish would send it, for
+// welcome to queue for one subscriber.
+func (k *Kernel) iopubMsg(ids [][]byte, parent *message, msgType string, content any) zmq4.Msg {
+	frames, _, err := k.encode(ids, parent, msgType, nil, content)
+	if err != nil {
+		// Only the kernel's own content types come here, and they encode.
+		panic(fmt.Sprintf("kernel: could not encode %s: %v", msgType, err))
+	}
+	m := zmq4.NewMsgFrom(frames...)
+	m.MustDeliver = true
+	return m
 }
 
 type welcomeContent struct {

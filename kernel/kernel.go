@@ -435,12 +435,7 @@ func (k *Kernel) newHeader(msgType string) header {
 // sendTo encodes and sends one message to ids on c. Send failures are
 // logged: a vanished client must not stop the kernel.
 func (k *Kernel) sendTo(c *channel, ids [][]byte, parent *message, msgType string, metadata, content any) string {
-	h := k.newHeader(msgType)
-	var ph json.RawMessage
-	if parent != nil {
-		ph = parent.rawHeader
-	}
-	frames, err := k.sign.encode(ids, &h, ph, metadata, content)
+	frames, id, err := k.encode(ids, parent, msgType, metadata, content)
 	if err != nil {
 		k.log.Error("kernel: could not encode message", "msg_type", msgType, "err", err)
 		return ""
@@ -449,7 +444,19 @@ func (k *Kernel) sendTo(c *channel, ids [][]byte, parent *message, msgType strin
 	if err := c.send(frames, must); err != nil && k.ctx.Err() == nil {
 		k.log.Warn("kernel: send failed", "msg_type", msgType, "err", err)
 	}
-	return h.MsgID
+	return id
+}
+
+// encode signs a new message of msgType with parent as its parent header
+// (nil for none) and returns its frames and msg_id.
+func (k *Kernel) encode(ids [][]byte, parent *message, msgType string, metadata, content any) ([][]byte, string, error) {
+	h := k.newHeader(msgType)
+	var ph json.RawMessage
+	if parent != nil {
+		ph = parent.rawHeader
+	}
+	frames, err := k.sign.encode(ids, &h, ph, metadata, content)
+	return frames, h.MsgID, err
 }
 
 // reply answers m on the channel it came from.

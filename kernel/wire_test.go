@@ -2,6 +2,7 @@ package kernel_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -125,10 +126,23 @@ func TestIssue15SlowSubscriber(t *testing.T) {
 	if err := stuck.SetOption(zmq4.OptionSubscribe, ""); err != nil {
 		t.Fatal(err)
 	}
-	// The stuck subscriber's subscription has reached the kernel once a
-	// second iopub_welcome arrives.
-	if _, err := h.c.WaitIOPub("", wait, func(ms []*kt.Msg) bool { return welcomes(ms) >= 2 }); err != nil {
-		t.Fatal(err)
+	// The stuck subscriber's subscription has taken effect once its
+	// iopub_welcome arrives; it reads nothing after that.
+	welcomed := make(chan error, 1)
+	go func() {
+		m, err := stuck.Recv()
+		if err == nil && !strings.Contains(string(m.Frames[0]), "iopub_welcome") {
+			err = fmt.Errorf("stuck subscriber's first message on topic %q, want its iopub_welcome", m.Frames[0])
+		}
+		welcomed <- err
+	}()
+	select {
+	case err := <-welcomed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(wait):
+		t.Fatalf("no iopub_welcome for the stuck subscriber within %v", wait)
 	}
 
 	reply, io := h.request(kt.Shell, "execute_request", obj{"code": "flood"})
@@ -296,4 +310,75 @@ func TestReplayGuard(t *testing.T) {
 	if g.First(strconv.Itoa(kernel.MaxReplayIDs+999), now) {
 		t.Error("the newest header was forgotten")
 	}
+}
+
+// TestIssue24WelcomeToOneSubscriber checks that a new iopub subscriber's
+// iopub_welcome and repeated status go to it alone: two clients that are
+// already subscribed get no extra message when a third subscribes. Before,
+// both went to every subscriber, and a client saw a second idle after its
+// own request whenever another client subscribed meanwhile.
+func TestIssue24WelcomeToOneSubscriber(t *testing.T) {
+	h := start(t, nil)
+	second := dial(t, h)
+	reply, _ := h.request(kt.Shell, "execute_request", obj{"code": "1+1"})
+	if reply.Content["status"] != "ok" {
+		t.Fatalf("execute_reply %v", reply.Content)
+	}
+	if _, err := second.WaitIdle(reply.Parent.MsgID, wait); err != nil {
+		t.Fatal(err)
+	}
+	before := []int{len(h.c.AllIOPub()), len(second.AllIOPub())}
+
+	third := dial(t, h) // Ready: its welcome and a request of its own came through
+	ms := third.AllIOPub()
+	if len(ms) == 0 || ms[0].Type() != "iopub_welcome" {
+		t.Fatalf("third client's first iopub message %v, want its iopub_welcome", types(ms))
+	}
+	if n := welcomes(ms); n != 1 {
+		t.Errorf("third client got %d iopub_welcome, want 1", n)
+	}
+	// A request from the first client bounds the wait: whatever the third
+	// client's subscription made the kernel send came before its busy.
+	_, io := h.request(kt.Shell, "kernel_info_request", nil)
+	if got := types(io); got != "status:busy status:idle" {
+		t.Errorf("first client's iopub for its request = %s, want status:busy status:idle", got)
+	}
+	if _, err := second.WaitIdle(io[0].Parent.MsgID, wait); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []*kt.Client{h.c, second} {
+		// What each of the first two saw after the third subscribed: the
+		// third client's Ready requests and the first client's request,
+		// busy and idle each, nothing else.
+		for _, m := range c.AllIOPub()[before[i]:] {
+			if m.Type() != "status" {
+				t.Errorf("client %d got %s after another client subscribed, want statuses of requests only", i+1, m.Type())
+			}
+		}
+		if extra := statusesWithoutRequest(c.AllIOPub()[before[i]:]); extra != "" {
+			t.Errorf("client %d got unpaired statuses %s", i+1, extra)
+		}
+	}
+}
+
+// statusesWithoutRequest returns the statuses in ms whose request does not
+// have exactly one busy and one idle among them, as "parent:state" words.
+func statusesWithoutRequest(ms []*kt.Msg) string {
+	count := map[string]map[any]int{}
+	for _, m := range ms {
+		if m.Type() != "status" {
+			continue
+		}
+		if count[m.Parent.MsgID] == nil {
+			count[m.Parent.MsgID] = map[any]int{}
+		}
+		count[m.Parent.MsgID][m.Content["execution_state"]]++
+	}
+	var bad []string
+	for id, c := range count {
+		if c["busy"] != 1 || c["idle"] != 1 || len(c) != 2 {
+			bad = append(bad, fmt.Sprintf("%s:%v", id, c))
+		}
+	}
+	return strings.Join(bad, " ")
 }

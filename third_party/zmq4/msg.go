@@ -29,6 +29,10 @@ type Msg struct {
 	MustDeliver bool
 	multipart   bool
 	err         error
+	// from is the connection an XPUB socket's Recv read the message from,
+	// so XPub.ApplySubscription can answer that subscriber alone.
+	// (Patched for gotrain, see PATCHES.md.)
+	from *Conn
 }
 
 func NewMsg(frame []byte) Msg {

@@ -6,6 +6,7 @@ package zmq4
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -23,7 +24,7 @@ type Topics interface {
 func NewPub(ctx context.Context, opts ...Option) Socket {
 	pub := &pubSocket{sck: newSocket(ctx, Pub, opts...)}
 	pub.sck.w = newPubMWriter(pub.sck.ctx, pub.sck.pubq)
-	pub.sck.r = newPubQReader(pub.sck.ctx, false)
+	pub.sck.r = newPubQReader(pub.sck.ctx, false, false)
 	return pub
 }
 
@@ -134,6 +135,7 @@ func (pub *pubSocket) Topics() []string {
 type pubQReader struct {
 	ctx     context.Context
 	forward bool // XPUB: Recv returns what subscribers send
+	manual  bool // XPUB with WithXPubManual: subscribing waits for ApplySubscription
 
 	mu sync.RWMutex
 	rs []*Conn
@@ -142,11 +144,12 @@ type pubQReader struct {
 	sem *semaphore // ready when a connection is live.
 }
 
-func newPubQReader(ctx context.Context, forward bool) *pubQReader {
+func newPubQReader(ctx context.Context, forward, manual bool) *pubQReader {
 	const qrsize = 10
 	return &pubQReader{
 		ctx:     ctx,
 		forward: forward,
+		manual:  manual,
 		c:       make(chan Msg, qrsize),
 		sem:     newSemaphore(),
 	}
@@ -212,12 +215,13 @@ func (q *pubQReader) listen(ctx context.Context, r *Conn) {
 			if msg.err != nil {
 				return
 			}
-			if q.topic(msg) {
+			if q.topic(msg) && !(q.manual && msg.Frames[0][0] == 1) {
 				r.subscribe(msg)
 			}
 			if !q.forward {
 				continue
 			}
+			msg.from = r
 			select {
 			case q.c <- msg:
 			case <-ctx.Done():
@@ -356,6 +360,36 @@ func (w *pubMWriter) write(ctx context.Context, msg Msg) error {
 		s.conn.Close()
 		cfg.dropped(s, msg, true)
 	}
+	return nil
+}
+
+// applySubscription queues first for the subscriber that sent sub, then
+// applies sub to it, while no other message can be queued: the subscriber
+// receives first before anything else, and every later message that
+// matches sub. It fails if that subscriber is gone, or if first does not
+// fit its queue.
+func (w *pubMWriter) applySubscription(sub Msg, first []Msg) error {
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	w.mu.Lock()
+	cfg := w.cfg
+	var s *pubSub
+	for _, x := range w.subs {
+		if x.conn == sub.from {
+			s = x
+		}
+	}
+	w.mu.Unlock()
+	if s == nil {
+		return ErrSubscriberGone
+	}
+	for _, m := range first {
+		if s.offer(m, &cfg) != offerQueued {
+			cfg.dropped(s, m, false)
+			return errors.New("zmq4: no room in a new subscriber's queue for its first messages")
+		}
+	}
+	sub.from.subscribe(sub)
 	return nil
 }
 

@@ -47,6 +47,7 @@ type socket struct {
 	timeout       time.Duration
 	handshake     time.Duration // ZMTP handshake timeout; 0 means none
 	pubq          PubQueue      // PUB and XPUB subscriber queues
+	xpubManual    bool          // XPUB: subscriptions wait for ApplySubscription
 
 	mu    sync.RWMutex
 	conns []*Conn // ZMTP connections

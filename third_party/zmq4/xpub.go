@@ -6,6 +6,7 @@ package zmq4
 
 import (
 	"context"
+	"errors"
 	"net"
 )
 
@@ -14,8 +15,47 @@ import (
 func NewXPub(ctx context.Context, opts ...Option) Socket {
 	xpub := &xpubSocket{newSocket(ctx, XPub, opts...)}
 	xpub.sck.w = newPubMWriter(xpub.sck.ctx, xpub.sck.pubq)
-	xpub.sck.r = newPubQReader(xpub.sck.ctx, true)
+	xpub.sck.r = newPubQReader(xpub.sck.ctx, true, xpub.sck.xpubManual)
 	return xpub
+}
+
+// WithXPubManual makes an XPUB socket leave each subscription that Recv
+// returns unapplied until its owner calls ApplySubscription, as libzmq's
+// ZMQ_XPUB_MANUAL does: the owner can then send the new subscriber, and it
+// alone, a first message before anything else reaches it (a Jupyter
+// kernel's iopub_welcome and its latest status). Unsubscriptions still
+// apply at once. Other sockets ignore it. (Patched for gotrain, see
+// PATCHES.md.)
+func WithXPubManual() Option {
+	return func(s *socket) { s.xpubManual = true }
+}
+
+// ErrSubscriberGone is ApplySubscription's error when the subscriber that
+// sent the subscription has disconnected.
+var ErrSubscriberGone = errors.New("zmq4: the subscriber has disconnected")
+
+// XPubManual is what an XPUB socket made with WithXPubManual adds to Socket.
+type XPubManual interface {
+	Socket
+	// ApplySubscription queues first for the subscriber that sent sub, a
+	// subscription message Recv returned, and no other subscriber; then it
+	// applies sub, so that every later message matching it reaches that
+	// subscriber too. No message sent meanwhile reaches the subscriber
+	// before first. It returns ErrSubscriberGone if the subscriber has
+	// disconnected, and an error if sub is not a subscription Recv returned.
+	ApplySubscription(sub Msg, first ...Msg) error
+}
+
+// ApplySubscription implements XPubManual.
+func (xpub *xpubSocket) ApplySubscription(sub Msg, first ...Msg) error {
+	if sub.from == nil || len(sub.Frames) != 1 || len(sub.Frames[0]) == 0 || sub.Frames[0][0] != 1 {
+		return errors.New("zmq4: ApplySubscription: want a subscription message that Recv returned")
+	}
+	w, ok := xpub.sck.w.(*pubMWriter)
+	if !ok {
+		return errors.New("zmq4: ApplySubscription: not an XPUB socket's writer")
+	}
+	return w.applySubscription(sub, first)
 }
 
 // xpubSocket is a XPUB ZeroMQ socket.
