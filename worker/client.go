@@ -340,8 +340,8 @@ func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out ker
 			}
 			out.Stream("stdout", "gotrain: the session was reset: a fresh worker runs, and earlier cells' variables are gone\n")
 			lines = append(lines, m.line)
-		case "workers":
-			return errResult("UsageError", "%workers: this executor runs one worker; the kernel's Group runs several")
+		case "workers", "replay":
+			return errResult("UsageError", "%"+m.name+": the kernel's Group runs it; this executor runs one worker's cells")
 		case "limit":
 			if n, set, err := parseLimit(m.arg); err == nil && set {
 				c.mu.Lock()

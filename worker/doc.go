@@ -46,7 +46,16 @@
 // # Magics
 //
 // A cell's first lines may be magics, handled before its Go code: !CMD,
-// %help, %env, %time, %reset, %limit, %go and %workers (see magicDoc, which
-// %help shows). %reset, %help and %workers act in the kernel; the others in
-// the worker.
+// %help, %env, %time, %reset, %replay, %limit, %go and %workers (see
+// magicDoc, which %help shows). %reset, %help, %replay and %workers act in
+// the kernel; the others in the worker.
+//
+// # Replay
+//
+// The Group journals the cells that succeed in the running session. When
+// its worker dies, the cell's error offers %replay, which runs the dead
+// session's journaled cells again, in order, in the fresh session: seeded
+// strategies, datasets and initializers make a training session come back
+// bit for bit. A cell with a shell command acts outside the session: it is
+// listed and skipped unless %replay all is given.
 package worker

@@ -43,13 +43,15 @@ type Group struct {
 
 	mu struct {
 		sync.Mutex
-		one     *Client   // the single worker; nil while several run
-		many    []*Client // the workers, in rank order, after %workers N
-		size    int       // the workers %workers asked for (1: a single worker)
-		mpi     *mpiSpec  // what %workers -np asked for; nil for a loopback cluster
-		job     *mpiJob   // the running mpirun, with mpi; many are its clients
-		dir     string    // the cluster socket's folder, removed when the workers stop
-		stopped string    // why the workers stopped; "" while they run
+		one     *Client      // the single worker; nil while several run
+		many    []*Client    // the workers, in rank order, after %workers N
+		size    int          // the workers %workers asked for (1: a single worker)
+		mpi     *mpiSpec     // what %workers -np asked for; nil for a loopback cluster
+		job     *mpiJob      // the running mpirun, with mpi; many are its clients
+		dir     string       // the cluster socket's folder, removed when the workers stop
+		stopped string       // why the workers stopped; "" while they run
+		journal journal      // the cells that succeeded in the running session
+		lost    *lostSession // the journal of the session that died last; nil after %replay or %reset
 	}
 }
 
@@ -132,18 +134,41 @@ func (g *Group) stopLocked() {
 	}
 }
 
-// Execute runs %workers itself and the rest of the cell on every worker.
+// Execute runs %workers and %replay itself and the rest of the cell on
+// every worker, and keeps the journal %replay reads.
 func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
 	ms, _ := splitMagics(req.Code)
 	var lines []int
 	for _, m := range ms {
-		if m.name != "workers" {
+		switch m.name {
+		case "workers":
+			if res, ok := g.workersMagic(ctx, m.arg, out); !ok {
+				return res
+			}
+			g.mu.Lock()
+			g.mu.journal = journal{} // a fresh set of workers: a fresh session
+			g.mu.Unlock()
+		case "replay":
+			all, err := parseReplay(m.arg)
+			if err != nil {
+				return errResult("UsageError", err.Error())
+			}
+			if res := g.replay(ctx, all, out, func(r kernel.ExecuteRequest, o kernel.Output) kernel.ExecuteResult {
+				return g.Execute(ctx, r, o)
+			}); res.Err != nil {
+				return res
+			}
+		case "reset":
+			// The worker resets itself (Client.Execute); the journal
+			// starts again with this cell.
+			g.mu.Lock()
+			g.mu.journal, g.mu.lost = journal{}, nil
+			g.mu.Unlock()
+			continue
+		default:
 			continue
 		}
 		lines = append(lines, m.line)
-		if res, ok := g.workersMagic(ctx, m.arg, out); !ok {
-			return res
-		}
 	}
 	if lines != nil {
 		req.Code = blankMagicLines(req.Code, lines)
@@ -151,6 +176,23 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 			return kernel.ExecuteResult{}
 		}
 	}
+	res := g.execute(ctx, req, out)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if res.Err != nil && (res.Err.Name == "WorkerExited" || res.Err.Name == "WorkerLost") {
+		if n := len(g.mu.journal.cells); n > 0 {
+			g.mu.lost = &lostSession{cells: g.mu.journal.cells, why: "died in cell [" + strconv.Itoa(req.ExecutionCount) + "]"}
+			res.Err.Traceback = append(res.Err.Traceback, replayHint(n))
+		}
+		g.mu.journal = journal{}
+		return res
+	}
+	g.mu.journal.record(req, req.Code, res)
+	return res
+}
+
+// execute runs the cell's Go code and remaining magics on every worker.
+func (g *Group) execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
 	g.mu.Lock()
 	one, many, job, stopped := g.mu.one, g.mu.many, g.mu.job, g.mu.stopped
 	g.mu.Unlock()

@@ -1,0 +1,109 @@
+package worker
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gotrain/gotrain/kernel"
+)
+
+// cell runs code as a front end's cell with execution count n.
+func cell(g *Group, n int, code string) (kernel.ExecuteResult, *recorder) {
+	out := &recorder{}
+	res := g.Execute(context.Background(), kernel.ExecuteRequest{Code: code, StoreHistory: true, ExecutionCount: n}, out)
+	return res, out
+}
+
+// TestIssue24Replay kills the worker three ways (a stack overflow, an
+// allocation the system refuses, os.Exit) and checks that %replay runs the
+// cells that succeeded before, in order, into the fresh worker: not the
+// failed cell, not the one that killed it, not a shell cell unless asked.
+func TestIssue24Replay(t *testing.T) {
+	for _, kill := range []string{"overflow", "exit 3", "%limit memory 256MiB\nalloc 1GiB"} {
+		t.Run(strings.Fields(kill)[0], func(t *testing.T) {
+			g := newTestGroup(t)
+			cells := []struct {
+				code string
+				ok   bool
+			}{
+				{"set a=1", true},
+				{"!echo outside", true},
+				{"get missing", false}, // fails: not journaled
+				{"set a=2\nset b=3", true},
+				{"", true}, // empty: nothing to replay
+				{"out silent", true},
+			}
+			for i, c := range cells {
+				if res, _ := cell(g, i+1, c.code); (res.Err == nil) != c.ok {
+					t.Fatalf("cell [%d] %q: %v", i+1, c.code, res.Err)
+				}
+			}
+			// A silent request is no cell of the record.
+			g.Execute(context.Background(), kernel.ExecuteRequest{Code: "set a=silent", Silent: true}, &recorder{})
+			if res, _ := cell(g, 7, "set a=2"); res.Err != nil {
+				t.Fatal(res.Err)
+			}
+
+			res, _ := cell(g, 8, kill)
+			if res.Err == nil || res.Err.Name != "WorkerExited" {
+				t.Fatalf("%q: %+v, want WorkerExited", kill, res.Err)
+			}
+			if tb := strings.Join(res.Err.Traceback, "\n"); !strings.Contains(tb, "%replay re-runs the 5 cells that succeeded before this one") {
+				t.Errorf("WorkerExited's traceback does not offer %%replay:\n%s", tb)
+			}
+			if res, _ := cell(g, 9, "get a"); res.Err == nil {
+				t.Fatalf("the fresh worker has a = %v before the replay", res.Value)
+			}
+
+			res, out := cell(g, 10, "%replay\nget b")
+			if res.Err != nil {
+				t.Fatalf("%%replay: %v\n%s", res.Err, out.text("stdout"))
+			}
+			want := "gotrain: replaying the session of the worker that died in cell [8]: cells [1] [4] [6] [7]; skipping [2] (!echo outside), which act outside the session (%replay all runs them too)\n"
+			if got := out.text("stdout"); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "silent") {
+				t.Errorf("%%replay said %q, want %q, then cell [6]'s output", got, want)
+			}
+			if v := res.Value["text/plain"]; v != "3" {
+				t.Errorf("b = %v after the replay, want 3", v)
+			}
+			if res, _ := cell(g, 11, "get a"); res.Err != nil || res.Value["text/plain"] != "2" {
+				t.Errorf("a after the replay: %v %v, want 2", res.Value, res.Err)
+			}
+			if _, out := cell(g, 12, "%replay"); !strings.Contains(out.text("stdout"), "nothing to replay") {
+				t.Errorf("a second %%replay said %q", out.text("stdout"))
+			}
+		})
+	}
+}
+
+// TestIssue24ReplayAll checks that %replay all runs shell cells too, that
+// a cell failing in the replay stops it and names that cell, and that
+// %replay with another argument is refused.
+func TestIssue24ReplayAll(t *testing.T) {
+	g := newTestGroup(t)
+	for i, code := range []string{"!echo outside", "set a=1"} {
+		if res, _ := cell(g, i+1, code); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	if res, _ := cell(g, 3, "%replay now"); res.Err == nil || res.Err.Name != "UsageError" {
+		t.Errorf("%%replay now: %+v, want a UsageError", res.Err)
+	}
+	if res, _ := cell(g, 4, "exit 3"); res.Err == nil || res.Err.Name != "WorkerExited" {
+		t.Fatalf("exit: %+v", res.Err)
+	}
+	res, out := cell(g, 5, "%replay all")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if got := out.text("stdout"); !strings.Contains(got, "cells [1] [2]\n") || !strings.Contains(got, "outside") {
+		t.Errorf("%%replay all said %q, want cells [1] [2] and the shell command's output", got)
+	}
+	if res, _ := cell(g, 6, "%reset"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if _, out := cell(g, 7, "%replay"); !strings.Contains(out.text("stdout"), "nothing to replay") {
+		t.Errorf("%%replay after %%reset said %q", out.text("stdout"))
+	}
+}
