@@ -194,7 +194,7 @@ func denseGrad(n, dy *Node) []*Node {
 
 func activateGrad(n, dy *Node) []*Node {
 	var dz *Node
-	if n.act == GELU {
+	if n.act.needsInput() {
 		dz = n.g.add(opActGradX, n.shape, n.in[0], dy)
 	} else {
 		dz = n.g.add(opActGradY, n.shape, n, dy)

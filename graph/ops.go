@@ -70,17 +70,21 @@ const (
 type Activation int
 
 // The activations. GELU is the exact form x·Φ(x) (PyTorch's default, Keras
-// approximate=False).
+// approximate=False); GELUTanh is its tanh approximation
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (GPT-2's, PyTorch's
+// approximate="tanh"); SiLU is x·sigmoid(x) (swish).
 const (
 	Linear Activation = iota
 	ReLU
 	Tanh
 	Sigmoid
 	GELU
+	GELUTanh
+	SiLU
 	numActivations
 )
 
-var actNames = [numActivations]string{"linear", "relu", "tanh", "sigmoid", "gelu"}
+var actNames = [numActivations]string{"linear", "relu", "tanh", "sigmoid", "gelu", "gelu_tanh", "silu"}
 
 // String returns the activation's lowercase name, e.g. "relu".
 func (a Activation) String() string {
@@ -167,9 +171,9 @@ func Dense(x, w, b *Node, act Activation) *Node {
 	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[1]) {
 		panic(shapeErr(g, "dense", fmt.Sprintf("want bias shape [%d], got %v", w.shape[1], b.shape)))
 	}
-	if act == GELU {
-		// GELU's derivative needs the pre-activation; keep it as its own node.
-		return Activate(Dense(x, w, b, Linear), GELU)
+	if act.needsInput() {
+		// The derivative needs the pre-activation; keep it as its own node.
+		return Activate(Dense(x, w, b, Linear), act)
 	}
 	out := g.add(opDense, []int{x.shape[0], w.shape[1]}, ns...)
 	out.act = act
@@ -178,7 +182,7 @@ func Dense(x, w, b *Node, act Activation) *Node {
 
 func checkAct(g *Graph, op string, act Activation) {
 	if act < 0 || act >= numActivations {
-		panic(g.err(op, fmt.Sprintf("want an activation Linear..GELU, got %v", act), ErrShape))
+		panic(g.err(op, fmt.Sprintf("want an activation Linear..SiLU, got %v", act), ErrShape))
 	}
 }
 

@@ -322,7 +322,7 @@ func actGradYCUDA(b *devBuilder, n *Node) (func() error, error) {
 }
 
 func actGradXCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(elementwise, "gt_act_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size)
+	return b.kernel(elementwise, "gt_act_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size, int(n.act))
 }
 
 func softmaxGradCUDA(name string) func(b *devBuilder, n *Node) (func() error, error) {
