@@ -102,7 +102,8 @@ func awkwardCases() []opCase {
 // exactOps are the cases whose CPU result depends neither on BLAS nor on
 // the math library's transcendental functions: the device gives its bits.
 var exactOps = []string{"add", "sub", "mul", "div", "neg", "square", "sqrt", "sum", "mean",
-	"max_pool", "gather", "masked_sum", "maximum", "dropout", "shared-input"}
+	"max_pool", "gather", "masked_sum", "maximum", "dropout", "shared-input",
+	"minimum", "greater", "less", "equal", "where", "max-axis", "min-axis", "apply-relu"}
 
 func exact(name string) bool {
 	for _, p := range exactOps {
@@ -117,7 +118,7 @@ func exact(name string) bool {
 // on the device from the same inputs and compares every output.
 func TestDeviceOps(t *testing.T) {
 	dev := device(t)
-	cases := append(append(opCases(), layerOpCases()...), awkwardCases()...)
+	cases := append(append(append(opCases(), layerOpCases()...), awkwardCases()...), elemAwkwardCases()...)
 	for _, dt := range []graph.DType{graph.Float64, graph.Float32} {
 		tol := 1e-12
 		if dt == graph.Float32 {

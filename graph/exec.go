@@ -140,6 +140,10 @@ func divKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 
 func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() {
 	a, b := in[0], in[1]
+	if n.mode == bGeneral {
+		it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
+		return func() { bcastBinaryLoop(out, a, b, it, f) }
+	}
 	la, lb := len(a), len(b)
 	mode := n.mode
 	return func() { binaryLoop(out, a, b, la, lb, mode, f) }

@@ -147,13 +147,7 @@ func lse(row []float64) float64 {
 }
 
 func sumAxisRef(shape []int, axis int, mean bool) func(in [][]float64) []float64 {
-	outer, d, inner := 1, shape[axis], 1
-	for _, s := range shape[:axis] {
-		outer *= s
-	}
-	for _, s := range shape[axis+1:] {
-		inner *= s
-	}
+	outer, d, inner := splitRef(shape, axis)
 	return func(in [][]float64) []float64 {
 		out := make([]float64, outer*inner)
 		for o := 0; o < outer; o++ {
@@ -351,7 +345,7 @@ func opCases() []opCase {
 				ref:   elementwise(actRef(act))},
 		)
 	}
-	return append(cases, layerOpCases()...)
+	return append(append(cases, layerOpCases()...), elemOpCases()...)
 }
 
 // setup builds c on dt placeholders fed with random values, and y, a random
