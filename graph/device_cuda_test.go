@@ -93,7 +93,7 @@ func awkwardCases() []opCase {
 			diff: []bool{true, false}, build: two(graph.Gather)},
 		{name: "masked_sum-9x5x3", shapes: [][]int{{9, 5, 3}, {9}}, gen: []func(*rand.Rand, int) float64{nil, withZeroAt(4)},
 			build: two(graph.MaskedSum)},
-		{name: "maximum-263", shapes: [][]int{{263}}, build: one(func(x *graph.Node) *graph.Node { return graph.Maximum(x, 0.1) })},
+		{name: "maximum-263", shapes: [][]int{{263}}, build: one(func(x *graph.Node) *graph.Node { return graph.MaximumConst(x, 0.1) })},
 		{name: "dropout-0.3-37x29", shapes: [][]int{{37, 29}, {2}}, gen: []func(*rand.Rand, int) float64{nil, counter},
 			diff: []bool{true, false}, build: func(in []*graph.Node) *graph.Node { return graph.Dropout(in[0], in[1], 0.3, 7, 3) }},
 	}
@@ -102,7 +102,8 @@ func awkwardCases() []opCase {
 // exactOps are the cases whose CPU result depends neither on BLAS nor on
 // the math library's transcendental functions: the device gives its bits.
 var exactOps = []string{"add", "sub", "mul", "div", "neg", "square", "sqrt", "sum", "mean",
-	"max_pool", "gather", "masked_sum", "maximum", "dropout", "shared-input"}
+	"max_pool", "gather", "masked_sum", "maximum", "dropout", "shared-input",
+	"minimum", "greater", "less", "equal", "where", "max-axis", "min-axis", "apply-relu"}
 
 func exact(name string) bool {
 	for _, p := range exactOps {
@@ -117,7 +118,7 @@ func exact(name string) bool {
 // on the device from the same inputs and compares every output.
 func TestDeviceOps(t *testing.T) {
 	dev := device(t)
-	cases := append(append(opCases(), layerOpCases()...), awkwardCases()...)
+	cases := append(append(append(opCases(), layerOpCases()...), awkwardCases()...), elemAwkwardCases()...)
 	for _, dt := range []graph.DType{graph.Float64, graph.Float32} {
 		tol := 1e-12
 		if dt == graph.Float32 {

@@ -16,6 +16,28 @@
 //
 // Gradients appends the backward nodes for a scalar loss.
 //
+// # Broadcasting
+//
+// The element-wise ops of two or three operands (Add, Sub, Mul, Div,
+// Maximum, Minimum, the comparisons Greater, GreaterEqual, Less, LessEqual
+// and Equal, and Where) broadcast as NumPy does. Shapes are aligned from
+// their last axes; a shape with fewer axes is taken to have leading axes of
+// size 1; each pair of aligned dimensions must be equal or one of them 1,
+// and the result has the larger. An operand is read as if copied along its
+// size-1 and missing axes: [3,1,5] and [7,1] give [3,7,5], a scalar goes
+// with any shape, and [2,3] and [4,3] panic with
+//
+//	graph: add: want shapes that broadcast, got [2 3] and [4 3]
+//
+// The gradient with respect to a broadcast operand sums the output's
+// gradient over the axes the operand was stretched along and has the
+// operand's shape. Equal shapes, a scalar and a vector along the last axis
+// run loops of their own; other broadcasts walk the shapes with their
+// size-1 axes dropped and runs of axes that step alike merged into one.
+// Reductions with keep-dims (SumAxes, MeanAxes, MaxAxis, MinAxis) leave
+// size-1 axes so that their result broadcasts back against their input, as
+// in x - MaxAxis(x, -1, true).
+//
 // # Layer ops
 //
 // Conv2D (NHWC, strides, Valid or Same padding) runs as im2col patches times
@@ -26,7 +48,7 @@
 // that depends only on (seed, stream, counter), the counter being read from a
 // node at each Run (AdvanceCounter moves it between Runs). MaskedSum is the
 // first moment of a batch whose rows are weighted by a mask (batch norm over
-// real rows only), and Maximum clamps from below.
+// real rows only), and MaximumConst clamps from below.
 //
 // AllReduce joins the Programs of several replicas in the middle of their Runs
 // through a Collective the caller provides: each participant's Run blocks at
@@ -93,9 +115,15 @@ package graph
 // Gradients panics with ErrGraph when it meets a backward-only node.
 
 // BUG(graph): On a device, Sum and Mean add on one thread (in the CPU's
-// order, so with its bits), and scatter_add runs one thread per column;
-// both are slow on long inputs. AllReduce inside a device program goes
-// through the host (issue 13: NCCL in the strategy).
+// order, so with its bits), SumAxes and MeanAxes on one thread per output
+// element, and scatter_add runs one thread per column; all are slow on
+// long reductions. AllReduce inside a device program goes through the host
+// (issue 13: NCCL in the strategy).
+
+// BUG(graph): On a device, a broadcast whose shapes leave more than 10
+// axes (7 for Where) once size-1 axes are dropped and alike axes merged
+// does not fit a step's parameter slot: CompileOn returns an error
+// wrapping ErrShape.
 
 // BUG(graph): A Variable's device mirrors are never freed; they live as
 // long as the Variable.

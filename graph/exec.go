@@ -140,6 +140,10 @@ func divKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 
 func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() {
 	a, b := in[0], in[1]
+	if n.mode == bGeneral {
+		it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
+		return func() { bcastBinaryLoop(out, a, b, it, f) }
+	}
 	la, lb := len(a), len(b)
 	mode := n.mode
 	return func() { binaryLoop(out, a, b, la, lb, mode, f) }
@@ -275,9 +279,9 @@ func actGradYKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func()
 	return func() { actGradY(out, y, dy, act) }
 }
 
-func actGradXKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, dy := in[0], in[1]
-	return func() { actGradX(out, x, dy) }
+func actGradXKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, dy, act := in[0], in[1], n.act
+	return func() { actGradX(out, x, dy, act) }
 }
 
 func softmaxGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
@@ -497,6 +501,14 @@ func activate[T Float](out, x []T, act Activation) {
 		for i, v := range x {
 			out[i] = T(gelu(float64(v)))
 		}
+	case GELUTanh:
+		for i, v := range x {
+			out[i] = T(geluTanh(float64(v)))
+		}
+	case SiLU:
+		for i, v := range x {
+			out[i] = T(silu(float64(v)))
+		}
 	}
 }
 
@@ -518,12 +530,19 @@ func actGradY[T Float](out, y, dy []T, act Activation) {
 	}
 }
 
-// actGradX is: out[i] = dy[i] · gelu'(x[i]). Only GELU is differentiated
-// from its input; the other activations' derivatives follow from their
-// outputs (actGradY).
-func actGradX[T Float](out, x, dy []T) {
+// actGradX is: out[i] = dy[i] · act'(x[i]) for the activations whose
+// derivative needs their input (Activation.needsInput); the others'
+// derivatives follow from their outputs (actGradY).
+func actGradX[T Float](out, x, dy []T, act Activation) {
+	d := geluGrad
+	switch act {
+	case GELUTanh:
+		d = geluTanhGrad
+	case SiLU:
+		d = siluGrad
+	}
 	for i, v := range x {
-		out[i] = dy[i] * T(geluGrad(float64(v)))
+		out[i] = dy[i] * T(d(float64(v)))
 	}
 }
 

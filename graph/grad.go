@@ -1,9 +1,6 @@
 package graph
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Gradients appends to the graph the nodes computing dy/dx for each x in xs
 // (reverse-mode differentiation) and returns them aligned with xs. Each
@@ -117,26 +114,6 @@ func (g *Graph) addN(shape []int, ns []*Node) *Node {
 	return g.add(opAddN, shape, ns...)
 }
 
-// reduceTo sums dy, shaped like a broadcast result, back to shape.
-func reduceTo(dy *Node, shape []int) *Node {
-	if slices.Equal(dy.shape, shape) {
-		return dy
-	}
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	if n == 1 && len(shape) <= 1 {
-		s := Sum(dy)
-		if len(shape) == 1 {
-			return Reshape(s, 1)
-		}
-		return s
-	}
-	// A vector over the trailing axis.
-	return SumAxis(Reshape(dy, dy.size/shape[0], shape[0]), 0)
-}
-
 func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
 	out := dy.g.add(opBroadcastScalar, shape, dy)
 	out.factor = factor
@@ -194,7 +171,7 @@ func denseGrad(n, dy *Node) []*Node {
 
 func activateGrad(n, dy *Node) []*Node {
 	var dz *Node
-	if n.act == GELU {
+	if n.act.needsInput() {
 		dz = n.g.add(opActGradX, n.shape, n.in[0], dy)
 	} else {
 		dz = n.g.add(opActGradY, n.shape, n, dy)

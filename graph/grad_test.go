@@ -104,6 +104,12 @@ func actRef(act graph.Activation) func(float64) float64 {
 		return func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	case graph.GELU:
 		return func(x float64) float64 { return x * 0.5 * (1 + math.Erf(x/math.Sqrt2)) }
+	case graph.GELUTanh:
+		return func(x float64) float64 {
+			return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*math.Pow(x, 3))))
+		}
+	case graph.SiLU:
+		return func(x float64) float64 { return x / (1 + math.Exp(-x)) }
 	}
 	return func(x float64) float64 { return x }
 }
@@ -141,13 +147,7 @@ func lse(row []float64) float64 {
 }
 
 func sumAxisRef(shape []int, axis int, mean bool) func(in [][]float64) []float64 {
-	outer, d, inner := 1, shape[axis], 1
-	for _, s := range shape[:axis] {
-		outer *= s
-	}
-	for _, s := range shape[axis+1:] {
-		inner *= s
-	}
+	outer, d, inner := splitRef(shape, axis)
 	return func(in [][]float64) []float64 {
 		out := make([]float64, outer*inner)
 		for o := 0; o < outer; o++ {
@@ -335,7 +335,7 @@ func opCases() []opCase {
 				return out
 			}},
 	}
-	for _, act := range []graph.Activation{graph.Linear, graph.ReLU, graph.Tanh, graph.Sigmoid, graph.GELU} {
+	for _, act := range []graph.Activation{graph.Linear, graph.ReLU, graph.Tanh, graph.Sigmoid, graph.GELU, graph.GELUTanh, graph.SiLU} {
 		cases = append(cases,
 			opCase{name: "dense-" + act.String(), shapes: [][]int{{3, 4}, {4, 5}, {5}},
 				build: func(in []*graph.Node) *graph.Node { return graph.Dense(in[0], in[1], in[2], act) },
@@ -345,7 +345,7 @@ func opCases() []opCase {
 				ref:   elementwise(actRef(act))},
 		)
 	}
-	return append(cases, layerOpCases()...)
+	return append(append(cases, layerOpCases()...), elemOpCases()...)
 }
 
 // setup builds c on dt placeholders fed with random values, and y, a random

@@ -154,8 +154,8 @@ type Node struct {
 	// Op parameters; which ones are used depends on op, and each has one
 	// meaning wherever it is used.
 	act    Activation
-	value  float64 // Const, Fill: every element; Maximum and its gradient: the floor
-	factor float64 // Scale, SumAxis, BroadcastScalar, BroadcastAxis, AllReduce: the multiplier
+	value  float64 // Const, Fill: every element; MaximumConst and its gradient: the floor
+	factor float64 // Scale, SumAxis, BroadcastScalar, BroadcastAxis, AllReduce, sum_axes, broadcast_to: the multiplier
 	rate   float64 // DropoutMask: the probability of a zero
 	axis   int
 	mode   bcast

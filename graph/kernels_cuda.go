@@ -55,13 +55,34 @@ DEVICE double gelu_grad_d(double x) {
 	double pdf = exp(-0.5 * x * x) / sqrt(2.0 * 3.141592653589793);
 	return cdf + x * pdf;
 }
-// act_t is activate's act: 0 linear, 1 relu, 2 tanh, 3 sigmoid, 4 gelu.
+// gelu_tanh_d and silu_d and their derivatives are activations.go's.
+DEVICE double gelu_tanh_d(double x) {
+	return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+DEVICE double gelu_tanh_grad_d(double x) {
+	double t = tanh(0.7978845608028654 * (x + 0.044715 * x * x * x));
+	return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x);
+}
+DEVICE double sigmoid_d(double x) {
+	if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+	double e = exp(x);
+	return e / (1.0 + e);
+}
+DEVICE double silu_d(double x) { return x * sigmoid_d(x); }
+DEVICE double silu_grad_d(double x) {
+	double s = sigmoid_d(x);
+	return s * (1.0 + x * (1.0 - s));
+}
+// act_t is activate's act: 0 linear, 1 relu, 2 tanh, 3 sigmoid, 4 gelu,
+// 5 gelu_tanh, 6 silu.
 DEVICE T act_t(T v, long long act) {
 	switch (act) {
 	case 1: return max_t(v, (T)0);
 	case 2: return (T)tanh((double)v);
 	case 3: return sigmoid_t(v);
 	case 4: return (T)gelu_d((double)v);
+	case 5: return (T)gelu_tanh_d((double)v);
+	case 6: return (T)silu_d((double)v);
 	}
 	return v;
 }
@@ -132,9 +153,12 @@ KERNEL void gt_act_grad_y(T *out, const T *y, const T *dy, long long n, long lon
 	default: out[i] = dy[i]; break;
 	}
 }
-KERNEL void gt_act_grad_x(T *out, const T *x, const T *dy, long long n) {
+// gt_act_grad_x is actGradX: act 4 gelu, 5 gelu_tanh, 6 silu.
+KERNEL void gt_act_grad_x(T *out, const T *x, const T *dy, long long n, long long act) {
 	long long i = GLOBAL_INDEX;
-	if (i < n) out[i] = dy[i] * (T)gelu_grad_d((double)x[i]);
+	if (i >= n) return;
+	double v = (double)x[i];
+	out[i] = dy[i] * (T)(act == 5 ? gelu_tanh_grad_d(v) : act == 6 ? silu_grad_d(v) : gelu_grad_d(v));
 }
 KERNEL void gt_maximum_grad(T *out, const T *x, const T *dy, long long n, const double *c) {
 	long long i = GLOBAL_INDEX;

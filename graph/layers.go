@@ -230,8 +230,9 @@ func MaskedSum(x, w *Node) *Node {
 	return g.add(opMaskedSum, x.shape[len(x.shape)-1:], x, w)
 }
 
-// Maximum returns max(x, c) elementwise; the gradient passes where x > c.
-func Maximum(x *Node, c float64) *Node {
+// MaximumConst returns max(x, c) elementwise, a clamp from below; the
+// gradient passes where x > c. Maximum takes the larger of two nodes.
+func MaximumConst(x *Node, c float64) *Node {
 	out := unary(opMaximum, x)
 	out.value = c
 	return out

@@ -63,6 +63,24 @@ const (
 	opMaximum        // max(x, value)
 	opMaximumGrad    // dy where x > value
 	opAllReduce      // factor·Σ over the participants of a Collective
+	// Element-wise and reduction ops (issue 22).
+	opMaxElem            // max(a, b), broadcasting
+	opMinElem            // min(a, b), broadcasting
+	opGreater            // a > b as 0 or 1, broadcasting
+	opGreaterEqual       // a >= b
+	opLess               // a < b
+	opLessEqual          // a <= b
+	opEqual              // a == b
+	opWhere              // cond ≠ 0 ? a : b, broadcasting among the three
+	opSumTo              // factor·Σ of x over the axes its output shape broadcasts along
+	opBroadcastTo        // factor·x stretched to the output shape
+	opMaxAxis            // max along axis, kept as size 1
+	opMinAxis            // min along axis, kept as size 1
+	opExtremeAxisGrad    // dx: dy at the first x equal to max or min along axis
+	opSoftmaxAxis        // softmax along axis
+	opLogSoftmaxAxis     // log softmax along axis
+	opSoftmaxAxisGrad    // dx from softmax_axis output y and dy
+	opLogSoftmaxAxisGrad // dx from log_softmax_axis output y and dy
 	numOps
 )
 
@@ -70,17 +88,21 @@ const (
 type Activation int
 
 // The activations. GELU is the exact form x·Φ(x) (PyTorch's default, Keras
-// approximate=False).
+// approximate=False); GELUTanh is its tanh approximation
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (GPT-2's, PyTorch's
+// approximate="tanh"); SiLU is x·sigmoid(x) (swish).
 const (
 	Linear Activation = iota
 	ReLU
 	Tanh
 	Sigmoid
 	GELU
+	GELUTanh
+	SiLU
 	numActivations
 )
 
-var actNames = [numActivations]string{"linear", "relu", "tanh", "sigmoid", "gelu"}
+var actNames = [numActivations]string{"linear", "relu", "tanh", "sigmoid", "gelu", "gelu_tanh", "silu"}
 
 // String returns the activation's lowercase name, e.g. "relu".
 func (a Activation) String() string {
@@ -99,11 +121,10 @@ const (
 	bScalarB              // b has one element
 	bVecA                 // a is a vector over the trailing axis of b
 	bVecB                 // b is a vector over the trailing axis of a
+	bGeneral              // any other shapes that broadcast (broadcast.go)
 )
 
 func shapeErr(g *Graph, op, msg string) *Error { return g.err(op, msg, ErrShape) }
-
-func isScalar(n *Node) bool { return n.size == 1 && len(n.shape) <= 1 }
 
 // graphOf returns the graph of the first node, checking every node is from it.
 func graphOf(op string, ns ...*Node) *Graph {
@@ -167,9 +188,9 @@ func Dense(x, w, b *Node, act Activation) *Node {
 	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[1]) {
 		panic(shapeErr(g, "dense", fmt.Sprintf("want bias shape [%d], got %v", w.shape[1], b.shape)))
 	}
-	if act == GELU {
-		// GELU's derivative needs the pre-activation; keep it as its own node.
-		return Activate(Dense(x, w, b, Linear), GELU)
+	if act.needsInput() {
+		// The derivative needs the pre-activation; keep it as its own node.
+		return Activate(Dense(x, w, b, Linear), act)
 	}
 	out := g.add(opDense, []int{x.shape[0], w.shape[1]}, ns...)
 	out.act = act
@@ -178,7 +199,7 @@ func Dense(x, w, b *Node, act Activation) *Node {
 
 func checkAct(g *Graph, op string, act Activation) {
 	if act < 0 || act >= numActivations {
-		panic(g.err(op, fmt.Sprintf("want an activation Linear..GELU, got %v", act), ErrShape))
+		panic(g.err(op, fmt.Sprintf("want an activation Linear..SiLU, got %v", act), ErrShape))
 	}
 }
 
@@ -198,40 +219,28 @@ func Activate(x *Node, act Activation) *Node {
 func binary(op opKind, a, b *Node) *Node {
 	name := ops[op].name
 	g := graphOf(name, a, b)
-	var mode bcast
-	var shape []int
-	switch {
-	case slices.Equal(a.shape, b.shape):
-		mode, shape = bSame, a.shape
-	case isScalar(b) && len(a.shape) >= len(b.shape):
-		mode, shape = bScalarB, a.shape
-	case isScalar(a) && len(b.shape) >= len(a.shape):
-		mode, shape = bScalarA, b.shape
-	case len(b.shape) == 1 && len(a.shape) >= 2 && a.shape[len(a.shape)-1] == b.shape[0]:
-		mode, shape = bVecB, a.shape
-	case len(a.shape) == 1 && len(b.shape) >= 2 && b.shape[len(b.shape)-1] == a.shape[0]:
-		mode, shape = bVecA, b.shape
-	default:
-		panic(shapeErr(g, name, fmt.Sprintf("want equal shapes, a scalar, or a vector over the last axis, got %v and %v", a.shape, b.shape)))
-	}
+	shape := broadcastShape(g, name, a.shape, b.shape)
 	out := g.add(op, shape, a, b)
-	out.mode = mode
+	out.mode = bcastMode(a.shape, b.shape, shape)
 	return out
 }
 
-// Add returns a + b elementwise. The shapes must be equal, or one operand a
-// scalar, or one a vector as long as the other's last axis (broadcast over
-// the leading axes).
-// It panics with an error wrapping ErrShape otherwise.
+// Add returns a + b elementwise, broadcasting a and b to a common shape
+// (the package doc's Broadcasting section). Equal shapes, a scalar and a
+// vector over the last axis take loops of their own.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
 func Add(a, b *Node) *Node { return binary(opAdd, a, b) }
 
 // Sub returns a - b elementwise, broadcasting as Add does.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
 func Sub(a, b *Node) *Node { return binary(opSub, a, b) }
 
 // Mul returns a * b elementwise, broadcasting as Add does.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
 func Mul(a, b *Node) *Node { return binary(opMul, a, b) }
 
 // Div returns a / b elementwise, broadcasting as Add does.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
 func Div(a, b *Node) *Node { return binary(opDiv, a, b) }
 
 // Scale returns c·x.
@@ -326,14 +335,14 @@ func Mean(x *Node) *Node {
 
 func normAxis(op string, x *Node, axis int) (*Graph, int) {
 	g := graphOf(op, x)
-	r := len(x.shape)
-	if axis < 0 {
-		axis += r
+	r, ax := len(x.shape), axis
+	if ax < 0 {
+		ax += r
 	}
-	if axis < 0 || axis >= r {
+	if ax < 0 || ax >= r {
 		panic(shapeErr(g, op, fmt.Sprintf("want axis in [-%d,%d), got %d for shape %v", r, r, axis, x.shape)))
 	}
-	return g, axis
+	return g, ax
 }
 
 // SumAxis returns the sum over one axis, which is removed from the shape.

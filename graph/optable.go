@@ -146,9 +146,28 @@ func init() {
 		opMaskedSum:      {name: "masked_sum", cpu: cpu(maskedSumKernel, maskedSumKernel), grad: maskedSumOpGrad},
 		opMaskedSumGradX: {name: "masked_sum_grad", cpu: cpu(maskedSumGradXKernel, maskedSumGradXKernel), backward: true},
 		opMaskedSumGradW: {name: "masked_sum_weight_grad", cpu: cpu(maskedSumGradWKernel, maskedSumGradWKernel), backward: true},
-		opMaximum:        {name: "maximum", cpu: cpu(maximumKernel, maximumKernel), grad: maximumGrad},
-		opMaximumGrad:    {name: "maximum_grad", cpu: cpu(maximumGradKernel, maximumGradKernel), backward: true},
+		opMaximum:        {name: "maximum_const", cpu: cpu(maximumKernel, maximumKernel), grad: maximumGrad},
+		opMaximumGrad:    {name: "maximum_const_grad", cpu: cpu(maximumGradKernel, maximumGradKernel), backward: true},
 		opAllReduce:      {name: "all_reduce", cpu: cpu(allReduceKernel, allReduceKernel), grad: allReduceGrad, collective: true},
+
+		// Element-wise and reduction ops (issue 22).
+		opMaxElem:            {name: "maximum", cpu: cpu(maxElemKernel, maxElemKernel), grad: maxElemGrad},
+		opMinElem:            {name: "minimum", cpu: cpu(minElemKernel, minElemKernel), grad: minElemGrad},
+		opGreater:            {name: "greater", cpu: cpu(greaterKernel, greaterKernel), stopsGradient: true},
+		opGreaterEqual:       {name: "greater_equal", cpu: cpu(greaterEqualKernel, greaterEqualKernel), stopsGradient: true},
+		opLess:               {name: "less", cpu: cpu(lessKernel, lessKernel), stopsGradient: true},
+		opLessEqual:          {name: "less_equal", cpu: cpu(lessEqualKernel, lessEqualKernel), stopsGradient: true},
+		opEqual:              {name: "equal", cpu: cpu(equalKernel, equalKernel), stopsGradient: true},
+		opWhere:              {name: "where", cpu: cpu(whereKernel, whereKernel), grad: whereGrad},
+		opSumTo:              {name: "sum_axes", cpu: cpu(sumToKernel, sumToKernel), grad: sumToGrad},
+		opBroadcastTo:        {name: "broadcast_to", cpu: cpu(broadcastToKernel, broadcastToKernel), grad: broadcastToGrad},
+		opMaxAxis:            {name: "max_axis", cpu: cpu(maxAxisKernel, maxAxisKernel), grad: extremeAxisGrad},
+		opMinAxis:            {name: "min_axis", cpu: cpu(minAxisKernel, minAxisKernel), grad: extremeAxisGrad},
+		opExtremeAxisGrad:    {name: "extreme_axis_grad", cpu: cpu(extremeAxisGradKernel, extremeAxisGradKernel), backward: true},
+		opSoftmaxAxis:        {name: "softmax_axis", cpu: cpu(softmaxAxisKernel, softmaxAxisKernel), grad: softmaxAxisGrad},
+		opLogSoftmaxAxis:     {name: "log_softmax_axis", cpu: cpu(logSoftmaxAxisKernel, logSoftmaxAxisKernel), grad: logSoftmaxAxisGrad},
+		opSoftmaxAxisGrad:    {name: "softmax_axis_grad", cpu: cpu(softmaxAxisGradKernel, softmaxAxisGradKernel), backward: true},
+		opLogSoftmaxAxisGrad: {name: "log_softmax_axis_grad", cpu: cpu(logSoftmaxAxisGradKernel, logSoftmaxAxisGradKernel), backward: true},
 	}
 	attachCUDA()
 }

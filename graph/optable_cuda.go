@@ -80,6 +80,25 @@ var cudaKernels = [numOps]*cudaKernel{
 	opMaximum:         {plan: unaryCUDA(6)},
 	opMaximumGrad:     {plan: maximumGradCUDA},
 	opAllReduce:       {plan: allReduceCUDA},
+
+	// Element-wise and reduction ops (issue 22).
+	opMaxElem:            {plan: bcastCUDA(4)},
+	opMinElem:            {plan: bcastCUDA(5)},
+	opGreater:            {plan: bcastCUDA(6)},
+	opGreaterEqual:       {plan: bcastCUDA(7)},
+	opLess:               {plan: bcastCUDA(8)},
+	opLessEqual:          {plan: bcastCUDA(9)},
+	opEqual:              {plan: bcastCUDA(10)},
+	opWhere:              {plan: whereCUDA},
+	opSumTo:              {plan: sumToCUDA},
+	opBroadcastTo:        {plan: broadcastToCUDA},
+	opMaxAxis:            {plan: extremeAxisCUDA(0)},
+	opMinAxis:            {plan: extremeAxisCUDA(1)},
+	opExtremeAxisGrad:    {plan: extremeAxisGradCUDA},
+	opSoftmaxAxis:        {plan: softmaxAxisCUDA(0)},
+	opLogSoftmaxAxis:     {plan: softmaxAxisCUDA(1)},
+	opSoftmaxAxisGrad:    {plan: softmaxAxisGradCUDA(0)},
+	opLogSoftmaxAxisGrad: {plan: softmaxAxisGradCUDA(1)},
 }
 
 func attachCUDA() {
@@ -224,9 +243,13 @@ func activateCUDA(b *devBuilder, n *Node) (func() error, error) {
 	return b.kernel(elementwise, "gt_activate", n.size, b.out(), b.in(0), n.size, int(n.act))
 }
 
-// binaryCUDA is binaryKernel for op 0 add, 1 sub, 2 mul, 3 div.
+// binaryCUDA is binaryKernel for op 0 add, 1 sub, 2 mul, 3 div; general
+// broadcasts go to bcastCUDA.
 func binaryCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
+		if n.mode == bGeneral {
+			return bcastCUDA(op)(b, n)
+		}
 		la, lb := n.in[0].size, n.in[1].size
 		ka, kb := 0, 0
 		switch n.mode {
@@ -322,7 +345,7 @@ func actGradYCUDA(b *devBuilder, n *Node) (func() error, error) {
 }
 
 func actGradXCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(elementwise, "gt_act_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size)
+	return b.kernel(elementwise, "gt_act_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size, int(n.act))
 }
 
 func softmaxGradCUDA(name string) func(b *devBuilder, n *Node) (func() error, error) {
