@@ -43,8 +43,14 @@ type Config struct {
 // Compiler compiles the cells of one session and loads them into this
 // process. Its methods must not be called concurrently.
 type Compiler struct {
-	cfg  Config
-	tc   *Toolchain
+	cfg Config
+	tc  *Toolchain
+	// fset holds the positions of the one compilation or completion in
+	// progress; each starts a fresh one (freshFileSet), so that nothing it
+	// parsed or imported outlives it. A session-long set grew by every
+	// view and import of every check, failed cells included: the importer
+	// names its files with substrings of a package's export data, which
+	// kept the whole of it alive (issue 24).
 	fset *token.FileSet
 
 	imports map[string]string  // the session's imports: name to path
@@ -158,6 +164,7 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		r.cell.Reused, r.cell.Notices = true, nil
 		return r.cell, nil
 	}
+	c.freshFileSet()
 	u, err := c.prepare(code)
 	if err != nil {
 		return nil, err
@@ -189,6 +196,11 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	c.recent[code] = recentCell{c.gen, cell}
 	return cell, nil
 }
+
+// freshFileSet starts the positions of a new compilation or completion.
+// No position of an earlier one is used after it: what later cells need of
+// a cell (its views, the lines of its declarations) is kept as text.
+func (c *Compiler) freshFileSet() { c.fset = token.NewFileSet() }
 
 // commit makes a cell's declarations the newest of their names and says
 // what redefinitions leave behind.

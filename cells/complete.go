@@ -27,6 +27,7 @@ type Symbol struct {
 // loose type-checks a cell for completion and inspection: errors are
 // ignored, and so is a cell that does not parse completely.
 func (c *Compiler) loose(code string) (*ast.File, *types.Info, *types.Package) {
+	c.freshFileSet()
 	imps, decls, stmts := sortSegments(code, true)
 	imports := map[string]string{}
 	for n, p := range c.imports {

@@ -16,6 +16,7 @@ packages=(
 	jupyter-notebook jupyter-nbconvert python3-nbclient
 	jupyter-client jupyter-console python3-ipykernel
 	python3-jupyter-kernel-test     # the Jupyter conformance suite
+	tmux                            # tests/jupyter/test_lifecycle.py closes a jupyter-console's terminal
 	dataset-fashion-mnist           # Fashion-MNIST for the MNIST notebook's second run
 )
 missing=()

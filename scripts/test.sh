@@ -67,8 +67,8 @@ done
 section "Jupyter: conformance suite, robustness, notebooks"
 cd "$root"
 /usr/bin/python3 -m unittest -v tests/jupyter/test_conformance.py tests/jupyter/test_robustness.py \
-	tests/jupyter/test_worker.py tests/jupyter/test_replay.py tests/jupyter/test_workers.py tests/jupyter/test_wire.py tests/notebooks/test_notebooks.py \
-	tests/notebooks/test_issue14.py
+	tests/jupyter/test_worker.py tests/jupyter/test_replay.py tests/jupyter/test_workers.py tests/jupyter/test_wire.py \
+	tests/jupyter/test_lifecycle.py tests/notebooks/test_notebooks.py tests/notebooks/test_issue14.py
 
 section "Two hosts (network namespaces): one worker on each under mpirun"
 tests/twohost/run.sh

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,8 +24,12 @@ import (
 // The session itself lives in a worker process (gotrain worker), so that
 // no cell can take the kernel down. SIGINT interrupts the running cell, as
 // interrupt_request does (a terminal may deliver Ctrl-C as a signal);
-// SIGTERM drains and stops.
+// SIGTERM drains and stops. A kernel whose parent exits stops too, with its
+// workers (see watchParent).
 func runKernel(args []string, _, stderr io.Writer) error {
+	// Before anything slow: a parent that exits while the kernel starts
+	// must count as a change.
+	parent := os.Getppid()
 	fs := flag.NewFlagSet("gotrain kernel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	memLimit := fs.String("memory-limit", "", "the workers' memory limit, such as `8GiB` (default none); %limit changes it")
@@ -79,9 +84,20 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	defer signal.Stop(signals)
 	done := make(chan struct{})
 	defer close(done)
+	orphaned := watchParent(logger, parent, done)
 	go func() {
 		for {
 			select {
+			case <-orphaned:
+				orphaned = nil
+				// Nobody is left to see a cell's end: stop now rather than
+				// drain. If stopping the workers hangs, exiting still ends
+				// them, as each sees its link close.
+				time.AfterFunc(orphanExit, func() {
+					logger.Error("gotrain: the workers did not stop in time after the kernel's parent exited; exiting")
+					os.Exit(1)
+				})
+				k.Close()
 			case sig := <-signals:
 				if sig == syscall.SIGINT {
 					sess.Interrupt()
@@ -103,6 +119,54 @@ func runKernel(args []string, _, stderr io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// parentPoll is how often a kernel checks that the process that started it
+// still runs; orphanExit bounds how long it then takes to stop its workers
+// before it exits regardless. Both keep a kernel whose front end died
+// (a jupyter-console whose terminal was closed) from lingering more than
+// 5 s (issue 24).
+const (
+	parentPoll = 500 * time.Millisecond
+	orphanExit = 4 * time.Second
+)
+
+// watchParent returns a channel that is closed when the kernel's parent,
+// whose pid was parent when the kernel started, has exited: the parent pid
+// changes (to 1, or to a subreaper). It polls every parentPoll until done
+// is closed.
+// jupyter_client starts a kernel directly and names itself in
+// JPY_PARENT_PID; a kernelspec that starts the kernel through a launcher
+// (a shell, conda run) makes the launcher the parent, and the launcher is
+// watched then, since a pid that is not the parent cannot be watched
+// without racing its reuse. A kernel started by init (the parent pid is
+// already 1) has nothing to watch.
+func watchParent(logger *slog.Logger, parent int, done <-chan struct{}) <-chan struct{} {
+	if parent == 1 {
+		logger.Info("gotrain: the kernel's parent is init; it runs until shut down")
+		return nil
+	}
+	if v := os.Getenv("JPY_PARENT_PID"); v != "" && v != strconv.Itoa(parent) {
+		logger.Info("gotrain: JPY_PARENT_PID is not the kernel's parent (a launcher is between them); watching the parent", "JPY_PARENT_PID", v, "parent", parent)
+	}
+	orphaned := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(parentPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if os.Getppid() != parent {
+				logger.Warn("gotrain: the kernel's parent exited; shutting down", "parent", parent)
+				close(orphaned)
+				return
+			}
+		}
+	}()
+	return orphaned
 }
 
 // historyFile is where inputs are kept across kernel sessions, in the
