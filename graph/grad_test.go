@@ -345,7 +345,8 @@ func opCases() []opCase {
 				ref:   elementwise(actRef(act))},
 		)
 	}
-	return append(cases, layerOpCases()...)
+	cases = append(cases, layerOpCases()...)
+	return append(cases, issue22OpCases()...)
 }
 
 // setup builds c on dt placeholders fed with random values, and y, a random

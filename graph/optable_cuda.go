@@ -16,6 +16,9 @@ type cudaKernel struct {
 	// aux asks for one int64 of index state per output element, which the
 	// op's gradient reads through devBuilder.auxOf (max-pool's argmax).
 	aux bool
+	// words, if set, is how many parameter words plan puts in n's slot
+	// when that can exceed slotWords (batched gemm's pointer arrays).
+	words func(n *Node) int
 }
 
 // cudaSource is one CUDA C source of kernels_cuda.go with the name NVRTC's
@@ -80,6 +83,18 @@ var cudaKernels = [numOps]*cudaKernel{
 	opMaximum:         {plan: unaryCUDA(6)},
 	opMaximumGrad:     {plan: maximumGradCUDA},
 	opAllReduce:       {plan: allReduceCUDA},
+
+	// Shape, product, normalization and attention ops (issue 22).
+	opBatchMatMul:   {plan: batchMatMulCUDA, words: batchMatMulWords},
+	opTranspose:     {plan: transposeCUDA, words: transposeWords},
+	opSlice:         {plan: sliceCUDA},
+	opSliceGrad:     {plan: sliceGradCUDA},
+	opConcat:        {plan: concatCUDA},
+	opCausalMask:    {plan: causalMaskCUDA},
+	opNormStats:     {plan: normStatsCUDA},
+	opNorm:          {plan: normCUDA},
+	opNormGrad:      {plan: normGradCUDA},
+	opNormGammaGrad: {plan: normGammaGradCUDA},
 }
 
 func attachCUDA() {
