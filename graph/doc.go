@@ -113,3 +113,9 @@ package graph
 
 // BUG(graph): A Variable's device mirrors are never freed; they live as
 // long as the Variable.
+
+// BUG(graph): Slice and Split copy even where a view would do (a slice
+// along the first axis); the engine's buffers have no offset aliases yet. On the CPU BatchMatMul calls one
+// gemm per block in turn; on a device the norms run one thread per row
+// (per column for dγ), which suits the short rows of a small transformer
+// only.
