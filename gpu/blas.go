@@ -13,6 +13,7 @@ var cublas struct {
 
 	cublasCreate, cublasDestroy, cublasSetStream, cublasSetMathMode uintptr
 	cublasSgemm, cublasDgemm                                        uintptr
+	cublasSgemmBatched, cublasDgemmBatched                          uintptr
 	cublasGetStatusName, cublasGetStatusString                      uintptr // optional
 }
 
@@ -31,6 +32,8 @@ func loadCUBLAS() error {
 			{fn: &b.cublasSetMathMode, name: "cublasSetMathMode"},
 			{fn: &b.cublasSgemm, name: "cublasSgemm_v2"},
 			{fn: &b.cublasDgemm, name: "cublasDgemm_v2"},
+			{fn: &b.cublasSgemmBatched, name: "cublasSgemmBatched"},
+			{fn: &b.cublasDgemmBatched, name: "cublasDgemmBatched"},
 			{fn: &b.cublasGetStatusName, name: "cublasGetStatusName", optional: true},
 			{fn: &b.cublasGetStatusString, name: "cublasGetStatusString", optional: true},
 		})
@@ -160,4 +163,45 @@ func (h *Handle) gemm(fn uintptr, name string, transA, transB bool, m, n, k int,
 		uintptr(alpha), uintptr(b), uintptr(ldb), uintptr(a), uintptr(lda),
 		uintptr(beta), uintptr(c), uintptr(ldc))
 	return blasCheck(r, h.s.dev.ordinal, "%s(m=%d n=%d k=%d)", name, m, n, k)
+}
+
+// GemmBatched32 enqueues batch row-major products in one cuBLAS call:
+//
+//	C[i] = alpha·op(A[i])·op(B[i]) + beta·C[i]
+//
+// with the shapes and leading dimensions of Gemm32 for every i. a, b and c
+// are device arrays of batch device pointers (8 bytes each) to the
+// matrices; a matrix may appear several times in a or b (a broadcast
+// operand), never in c. The arrays must stay on the device until the call
+// has run on the stream. It panics if a dimension or batch is negative or a
+// leading dimension is too small.
+//
+// It takes pointer arrays rather than strides (cublasSgemmStridedBatched)
+// because that call's 18 parameters exceed what purego passes, and because
+// the arrays express broadcast batches, which a stride cannot.
+func (h *Handle) GemmBatched32(transA, transB bool, m, n, k int, alpha float32, a Ptr, lda int, b Ptr, ldb int, beta float32, c Ptr, ldc int, batch int) error {
+	return h.gemmBatched(cublas.cublasSgemmBatched, "cublasSgemmBatched", transA, transB, m, n, k, unsafe.Pointer(&alpha), a, lda, b, ldb, unsafe.Pointer(&beta), c, ldc, batch)
+}
+
+// GemmBatched64 is GemmBatched32 in float64.
+func (h *Handle) GemmBatched64(transA, transB bool, m, n, k int, alpha float64, a Ptr, lda int, b Ptr, ldb int, beta float64, c Ptr, ldc int, batch int) error {
+	return h.gemmBatched(cublas.cublasDgemmBatched, "cublasDgemmBatched", transA, transB, m, n, k, unsafe.Pointer(&alpha), a, lda, b, ldb, unsafe.Pointer(&beta), c, ldc, batch)
+}
+
+// gemmBatched calls the column-major batched gemm fn as gemm calls its
+// single product: operands swapped, so cuBLAS computes each Cᵀ.
+func (h *Handle) gemmBatched(fn uintptr, name string, transA, transB bool, m, n, k int, alpha unsafe.Pointer, a Ptr, lda int, b Ptr, ldb int, beta unsafe.Pointer, c Ptr, ldc int, batch int) error {
+	checkGemm(transA, transB, m, n, k, lda, ldb, ldc)
+	if batch < 0 {
+		panic(fmt.Sprintf("gpu: batched gemm with negative batch %d", batch))
+	}
+	leave, err := h.s.dev.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	r := call(fn, h.h, blasOp(transB), blasOp(transA), uintptr(n), uintptr(m), uintptr(k),
+		uintptr(alpha), uintptr(b), uintptr(ldb), uintptr(a), uintptr(lda),
+		uintptr(beta), uintptr(c), uintptr(ldc), uintptr(batch))
+	return blasCheck(r, h.s.dev.ordinal, "%s(m=%d n=%d k=%d batch=%d)", name, m, n, k, batch)
 }

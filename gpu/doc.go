@@ -87,7 +87,8 @@
 //
 // A Handle enqueues on one stream in the default math mode (no TF32).
 // Gemm32 and Gemm64 take row-major operands, computing the column-major
-// Cᵀ = Bᵀ·Aᵀ. CommInitAll makes one NCCL communicator over local devices,
+// Cᵀ = Bᵀ·Aᵀ; GemmBatched32 and GemmBatched64 do so for a batch of
+// products in one call, from device arrays of matrix pointers. CommInitAll makes one NCCL communicator over local devices,
 // and AllReduceSum sums a buffer across its ranks in one NCCL group.
 //
 // # Tests without a GPU

@@ -267,6 +267,17 @@ func toF32(x []float64) []float32 {
 	return y
 }
 
+// wantNear fails t at the first element of got farther than tol·(1+|want|)
+// from want.
+func wantNear[T float32 | float64](t *testing.T, got []T, want []float64, tol float64) {
+	t.Helper()
+	for i, g := range got {
+		if math.Abs(float64(g)-want[i]) > tol*(1+math.Abs(want[i])) {
+			t.Fatalf("C[%d] = %v, want %v", i, g, want[i])
+		}
+	}
+}
+
 func TestGemm(t *testing.T) {
 	d, s := open(t, 0)
 	h, err := gpu.NewHandle(s)
@@ -295,24 +306,14 @@ func TestGemm(t *testing.T) {
 			if err := h.Gemm64(tc.transA, tc.transB, m, n, k, 1.5, pa, lda, pb, ldb, 0.25, pc, ldc); err != nil {
 				t.Fatal(err)
 			}
-			got := download[float64](t, s, pc, len(c))
-			for i := range got {
-				if math.Abs(got[i]-want[i]) > 1e-12 {
-					t.Fatalf("C[%d] = %v, want %v", i, got[i], want[i])
-				}
-			}
+			wantNear(t, download[float64](t, s, pc, len(c)), want, 1e-12)
 		})
 		t.Run(name+"/f32", func(t *testing.T) {
 			pa, pb, pc := upload(t, d, s, toF32(a)), upload(t, d, s, toF32(b)), upload(t, d, s, toF32(c))
 			if err := h.Gemm32(tc.transA, tc.transB, m, n, k, 1.5, pa, lda, pb, ldb, 0.25, pc, ldc); err != nil {
 				t.Fatal(err)
 			}
-			got := download[float32](t, s, pc, len(c))
-			for i := range got {
-				if math.Abs(float64(got[i])-want[i]) > 1e-5*(1+math.Abs(want[i])) {
-					t.Fatalf("C[%d] = %v, want %v", i, got[i], want[i])
-				}
-			}
+			wantNear(t, download[float32](t, s, pc, len(c)), want, 1e-5)
 		})
 	}
 }

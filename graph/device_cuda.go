@@ -45,7 +45,7 @@ type devCheck struct {
 
 const (
 	arenaAlign = 256 // bytes; cudaMalloc's alignment
-	slotWords  = 32  // a step's parameter slot: 32 doubles or int64s
+	slotWords  = 32  // a step's parameter slot: 32 doubles or int64s, or cudaKernel.words
 )
 
 func roundUp(n int) int { return (n + arenaAlign - 1) / arenaAlign * arenaAlign }
@@ -63,6 +63,7 @@ func compileOn(p *Program, dev *gpu.Device) (err error) {
 	// Layout: buffers, then one parameter slot and one flag per step.
 	offs, auxOffs := make([]int, p.nodes), make([]int, p.nodes)
 	size, nbuf, nsteps, longest := 0, 0, 0, 0
+	slotOffs := []int{0} // step i's slot is words [slotOffs[i], slotOffs[i+1])
 	var largest *Node
 	for id := 0; id < p.nodes; id++ {
 		n := g.nodes[id]
@@ -82,13 +83,18 @@ func compileOn(p *Program, dev *gpu.Device) (err error) {
 			continue
 		}
 		nsteps++
+		w := slotWords
+		if k := ops[n.op].cuda; k != nil && k.words != nil {
+			w = max(w, k.words(n))
+		}
+		slotOffs = append(slotOffs, slotOffs[len(slotOffs)-1]+w)
 		if k := ops[n.op].cuda; k != nil && k.aux {
 			auxOffs[id] = size
 			size += roundUp(n.size * 8)
 		}
 	}
 	slots := size
-	size += roundUp(nsteps * slotWords * 8)
+	size += roundUp(slotOffs[nsteps] * 8)
 	flagsOff := size
 	size += roundUp(nsteps * 4)
 
@@ -112,7 +118,7 @@ func compileOn(p *Program, dev *gpu.Device) (err error) {
 	d.flagHost = make([]int32, nsteps)
 	d.stage32 = make([]float32, longest)
 
-	words := make([]float64, nsteps*slotWords)
+	words := make([]float64, slotOffs[nsteps])
 	for id := 0; id < p.nodes; id++ {
 		n := g.nodes[id]
 		if !p.have[id] {
@@ -155,8 +161,8 @@ func compileOn(p *Program, dev *gpu.Device) (err error) {
 		}
 		i := len(steps)
 		b := &devBuilder{d: d, n: n, step: i,
-			words: words[i*slotWords : (i+1)*slotWords],
-			slot:  d.arena.Add(slots + i*slotWords*8),
+			words: words[slotOffs[i]:slotOffs[i+1]],
+			slot:  d.arena.Add(slots + slotOffs[i]*8),
 			flag:  d.flags.Add(4 * i)}
 		k := ops[n.op].cuda
 		if k == nil {

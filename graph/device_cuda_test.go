@@ -103,7 +103,8 @@ func awkwardCases() []opCase {
 // the math library's transcendental functions: the device gives its bits.
 var exactOps = []string{"add", "sub", "mul", "div", "neg", "square", "sqrt", "sum", "mean",
 	"max_pool", "gather", "masked_sum", "maximum", "dropout", "shared-input",
-	"minimum", "greater", "less", "equal", "where", "max-axis", "min-axis", "apply-relu"}
+	"minimum", "greater", "less", "equal", "where", "max-axis", "min-axis", "apply-relu",
+	"transpose", "slice", "concat", "split", "stack", "layer_norm", "rms_norm"}
 
 func exact(name string) bool {
 	for _, p := range exactOps {
@@ -117,8 +118,12 @@ func exact(name string) bool {
 // TestDeviceOps runs every op case, forward and backward, on the CPU and
 // on the device from the same inputs and compares every output.
 func TestDeviceOps(t *testing.T) {
-	dev := device(t)
-	cases := append(append(append(opCases(), layerOpCases()...), awkwardCases()...), elemAwkwardCases()...)
+	checkDeviceOps(t, device(t), append(append(append(opCases(), layerOpCases()...), awkwardCases()...), elemAwkwardCases()...))
+}
+
+// checkDeviceOps runs each case as TestDeviceOps does.
+func checkDeviceOps(t *testing.T, dev *gpu.Device, cases []opCase) {
+	t.Helper()
 	for _, dt := range []graph.DType{graph.Float64, graph.Float32} {
 		tol := 1e-12
 		if dt == graph.Float32 {

@@ -58,6 +58,20 @@
 // Program.Collectives lists the reductions a Program runs, in order, so a
 // caller can check that participants line up.
 //
+// # Shape, product, normalization and attention ops
+//
+// For transformers (issue 22): Transpose, Slice, Concat, Split and Stack
+// move elements (a transpose that keeps the order of the axes longer than 1
+// is a Reshape); MatMulT multiplies transposed matrices in place;
+// BatchMatMul multiplies [..., m, k] by [..., k, n] block by block, its
+// batch axes broadcasting as NumPy's do, and its gradient sums over the
+// axes an operand was repeated along. LayerNorm and RMSNorm normalise over
+// the last axis in one kernel per row; a statistics node keeps each row's
+// mean and 1/σ for the backward pass, whose dx is one kernel per row and
+// dγ one pass over the rows. Attention is composed: q·kᵀ/√d by
+// BatchMatMul, CausalMask (-Inf above the diagonal), Softmax and the
+// product with v.
+//
 // # Running
 //
 // Compile fixes the topological order and allocates every buffer. Run then
@@ -127,3 +141,9 @@ package graph
 
 // BUG(graph): A Variable's device mirrors are never freed; they live as
 // long as the Variable.
+
+// BUG(graph): Slice and Split copy even where a view would do (a slice
+// along the first axis); the engine's buffers have no offset aliases yet. On the CPU BatchMatMul calls one
+// gemm per block in turn; on a device the norms run one thread per row
+// (per column for dγ), which suits the short rows of a small transformer
+// only.

@@ -140,19 +140,26 @@ func (n *Node) vjp(dy *Node) []*Node {
 // opDef.grad.
 
 func matMulGrad(n, dy *Node) []*Node {
+	da, db := productGrad(n, dy, matMul)
+	return []*Node{da, db}
+}
+
+// productGrad returns the gradients of product n = op(a)·op(b) built with
+// mul (matMul, BatchMatMul), each as its operand is stored: dA = dY·op(b)ᵀ,
+// dB = op(a)ᵀ·dY, transposed back where the operand was.
+func productGrad(n, dy *Node, mul func(a, b *Node, ta, tb bool) *Node) (da, db *Node) {
 	a, b, ta, tb := n.in[0], n.in[1], n.transA, n.transB
-	var da, db *Node
 	if !ta {
-		da = matMul(dy, b, false, !tb)
+		da = mul(dy, b, false, !tb)
 	} else {
-		da = matMul(b, dy, tb, true)
+		da = mul(b, dy, tb, true)
 	}
 	if !tb {
-		db = matMul(a, dy, !ta, false)
+		db = mul(a, dy, !ta, false)
 	} else {
-		db = matMul(dy, a, true, ta)
+		db = mul(dy, a, true, ta)
 	}
-	return []*Node{da, db}
+	return da, db
 }
 
 func denseGrad(n, dy *Node) []*Node {

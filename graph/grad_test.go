@@ -345,7 +345,9 @@ func opCases() []opCase {
 				ref:   elementwise(actRef(act))},
 		)
 	}
-	return append(append(cases, layerOpCases()...), elemOpCases()...)
+	cases = append(cases, layerOpCases()...)
+	cases = append(cases, elemOpCases()...)
+	return append(cases, issue22OpCases()...)
 }
 
 // setup builds c on dt placeholders fed with random values, and y, a random

@@ -154,7 +154,7 @@ type Node struct {
 	// Op parameters; which ones are used depends on op, and each has one
 	// meaning wherever it is used.
 	act    Activation
-	value  float64 // Const, Fill: every element; MaximumConst and its gradient: the floor
+	value  float64 // Const, Fill: every element; MaximumConst and its gradient: the floor; CausalMask: the masked elements
 	factor float64 // Scale, SumAxis, BroadcastScalar, BroadcastAxis, AllReduce, sum_axes, broadcast_to: the multiplier
 	rate   float64 // DropoutMask: the probability of a zero
 	axis   int
@@ -166,6 +166,11 @@ type Node struct {
 	coll   Collective // AllReduce
 	seed   uint64     // DropoutMask: the stream's seed
 	stream uint64     // DropoutMask: the stream within the seed (layer, replica)
+
+	// Shape, product, normalization and attention ops (issue 22).
+	perm []int    // Transpose: output axis i is input axis perm[i]
+	from int      // Slice and its gradient: the first index along axis
+	norm *normDef // LayerNorm, RMSNorm, their statistics and gradients
 }
 
 // Shape returns a copy of the node's shape; a scalar has shape [].
@@ -231,6 +236,9 @@ func (a *Node) same(b *Node) bool {
 		a.transA != b.transA || a.transB != b.transB || a.v != b.v || a.seed != b.seed || a.stream != b.stream ||
 		(a.coll == nil) != (b.coll == nil) || (a.win == nil) != (b.win == nil) || (a.win != nil && *a.win != *b.win) ||
 		len(a.in) != len(b.in) || len(a.shape) != len(b.shape) {
+		return false
+	}
+	if !a.sameIssue22(b) {
 		return false
 	}
 	for i, in := range a.in {

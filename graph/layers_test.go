@@ -266,11 +266,7 @@ func TestLayerOpShapes(t *testing.T) {
 func TestLayerOpShapeErrors(t *testing.T) {
 	g := graph.New(graph.Float32)
 	x := g.Placeholder("x", 2, 4, 4, 3)
-	cases := []struct {
-		name string
-		fn   func()
-		want string
-	}{
+	checkShapeErrors(t, []shapeErrCase{
 		{"conv rank", func() {
 			graph.Conv2D(g.Placeholder("v", 2, 3), g.Placeholder("w", 1, 1, 3, 1), nil, 1, 1, graph.Valid, graph.Linear)
 		},
@@ -291,16 +287,7 @@ func TestLayerOpShapeErrors(t *testing.T) {
 			"graph: dropout_mask: want a counter of 2 elements, got [3]"},
 		{"masked sum", func() { graph.MaskedSum(x, g.Placeholder("m", 3)) },
 			"graph: masked_sum: want x [batch, …, channels] and weights [batch], got [2 4 4 3] and [3]"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			v := panics(c.fn)
-			err, ok := v.(error)
-			if !ok || !errors.Is(err, graph.ErrShape) || err.Error() != c.want {
-				t.Errorf("panic %v, want %q wrapping ErrShape", v, c.want)
-			}
-		})
-	}
+	})
 }
 
 func TestGatherIndexError(t *testing.T) {

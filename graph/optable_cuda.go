@@ -16,6 +16,9 @@ type cudaKernel struct {
 	// aux asks for one int64 of index state per output element, which the
 	// op's gradient reads through devBuilder.auxOf (max-pool's argmax).
 	aux bool
+	// words, if set, is how many parameter words plan puts in n's slot
+	// when that can exceed slotWords (batched gemm's pointer arrays).
+	words func(n *Node) int
 }
 
 // cudaSource is one CUDA C source of kernels_cuda.go with the name NVRTC's
@@ -99,6 +102,17 @@ var cudaKernels = [numOps]*cudaKernel{
 	opLogSoftmaxAxis:     {plan: softmaxAxisCUDA(1)},
 	opSoftmaxAxisGrad:    {plan: softmaxAxisGradCUDA(0)},
 	opLogSoftmaxAxisGrad: {plan: softmaxAxisGradCUDA(1)},
+	// Shape, product, normalization and attention ops (issue 22).
+	opBatchMatMul:   {plan: batchMatMulCUDA, words: batchMatMulWords},
+	opTranspose:     {plan: transposeCUDA, words: transposeWords},
+	opSlice:         {plan: sliceCUDA},
+	opSliceGrad:     {plan: sliceGradCUDA},
+	opConcat:        {plan: concatCUDA},
+	opCausalMask:    {plan: causalMaskCUDA},
+	opNormStats:     {plan: normStatsCUDA},
+	opNorm:          {plan: normCUDA},
+	opNormGrad:      {plan: normGradCUDA},
+	opNormGammaGrad: {plan: normGammaGradCUDA},
 }
 
 func attachCUDA() {

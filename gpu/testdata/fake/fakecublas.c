@@ -1,6 +1,7 @@
 // fakecublas.c: a stand-in for libcublas.so over host memory, for gotrain's
 // tests without a GPU (package gpu, issue 13): naive column-major sgemm and
-// dgemm with transposes, summing over k in order in the element type.
+// dgemm with transposes, summing over k in order in the element type, and
+// their batched forms over arrays of pointers (issue 22).
 #include <stdlib.h>
 
 typedef int cublasStatus_t;
@@ -83,3 +84,21 @@ cublasStatus_t cublasSetMathMode(struct handle *h, int mode) {
 
 GEMM(cublasSgemm_v2, float)
 GEMM(cublasDgemm_v2, double)
+
+// GEMM_BATCHED defines the batched form of GEMM1 over arrays of batch
+// pointers, one product after another.
+#define GEMM_BATCHED(NAME, GEMM1, T)                                                           \
+	cublasStatus_t NAME(struct handle *h, int ta, int tb, int m, int n, int k, const T *alpha, \
+		const T *const a[], int lda, const T *const b[], int ldb, const T *beta, T *const c[], \
+		int ldc, int batch) {                                                                  \
+		if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;                                     \
+		for (int i = 0; i < batch; i++) {                                                      \
+			cublasStatus_t s = GEMM1(h, ta, tb, m, n, k, alpha, a[i], lda, b[i], ldb, beta,    \
+				c[i], ldc);                                                                    \
+			if (s != CUBLAS_STATUS_SUCCESS) return s;                                          \
+		}                                                                                      \
+		return CUBLAS_STATUS_SUCCESS;                                                          \
+	}
+
+GEMM_BATCHED(cublasSgemmBatched, cublasSgemm_v2, float)
+GEMM_BATCHED(cublasDgemmBatched, cublasDgemm_v2, double)

@@ -1,0 +1,102 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Attention returns scaled dot-product attention of queries q [..., tq, d]
+// over keys k [..., tk, d] and values v [..., tk, dv], usually
+// [batch, heads, time, d]:
+//
+//	softmax(q·kᵀ/√d)·v
+//
+// of shape [..., tq, dv], the softmax over the keys. With causal set, query
+// i attends only to keys j ≤ i + tk - tq (CausalMask), so with tq = tk each
+// position sees itself and the positions before it. It is composed of
+// BatchMatMul, Scale, CausalMask and Softmax, so its gradient is theirs;
+// the weights [..., tq, tk] are held for the backward pass.
+// It panics with an error wrapping ErrShape if the shapes do not fit, or if
+// causal and tq > tk (a query would see no key).
+func Attention(q, k, v *Node, causal bool) *Node {
+	return BatchMatMul(Softmax(attentionLogits("attention", q, k, v, causal)), v, false, false)
+}
+
+// AttentionDropout is Attention with inverted dropout on the attention
+// weights after the softmax, as Dropout(weights, step, rate, seed, stream)
+// draws it; a rate of 0 is Attention.
+// It panics as Attention and Dropout do.
+func AttentionDropout(q, k, v *Node, causal bool, step *Node, rate float64, seed, stream uint64) *Node {
+	w := Softmax(attentionLogits("attention_dropout", q, k, v, causal))
+	return BatchMatMul(Dropout(w, step, rate, seed, stream), v, false, false)
+}
+
+// attentionLogits checks the shapes and returns q·kᵀ/√d, causally masked
+// if asked. The scale goes on q, the smaller operand when d < tk.
+func attentionLogits(op string, q, k, v *Node, causal bool) *Node {
+	g := graphOf(op, q, k, v)
+	rq, rk, rv := len(q.shape), len(k.shape), len(v.shape)
+	switch {
+	case rq < 2 || rk != rq || !slices.Equal(q.shape[:rq-2], k.shape[:rk-2]) || q.shape[rq-1] != k.shape[rk-1]:
+		panic(shapeErr(g, op, fmt.Sprintf("want q [..., tq, d] and k [..., tk, d] with equal batch axes, got %v and %v", q.shape, k.shape)))
+	case rv != rk || !slices.Equal(k.shape[:rk-1], v.shape[:rv-1]):
+		panic(shapeErr(g, op, fmt.Sprintf("want k [..., tk, d] and v [..., tk, dv] with equal batch axes, got %v and %v", k.shape, v.shape)))
+	case causal && q.shape[rq-2] > k.shape[rk-2]:
+		panic(shapeErr(g, op, fmt.Sprintf("want no more queries than keys for a causal mask, got %v and %v", q.shape, k.shape)))
+	}
+	if d := q.shape[rq-1]; d > 0 {
+		q = Scale(q, 1/math.Sqrt(float64(d)))
+	}
+	s := BatchMatMul(q, k, false, true)
+	if causal {
+		s = CausalMask(s)
+	}
+	return s
+}
+
+// CausalMask returns x [..., tq, tk] with every element [..., i, j] where j >
+// i + tk - tq set to -Inf: after a softmax over the last axis, query i gives
+// no weight to keys after it (with tq = tk, the upper triangle above the
+// diagonal). The gradient passes through the other elements.
+// It panics with an error wrapping ErrShape if x has fewer than two axes or
+// tq > tk (a row would be all -Inf).
+func CausalMask(x *Node) *Node {
+	const op = "causal_mask"
+	g := graphOf(op, x)
+	r := len(x.shape)
+	if r < 2 || x.shape[r-2] > x.shape[r-1] {
+		panic(shapeErr(g, op, fmt.Sprintf("want [..., tq, tk] with tq ≤ tk, got %v", x.shape)))
+	}
+	return causalFill(x, math.Inf(-1))
+}
+
+func causalFill(x *Node, value float64) *Node {
+	out := x.g.add(opCausalMask, x.shape, x)
+	out.value = value
+	return out
+}
+
+// causalMaskGrad: the masked elements are constants, so their gradient is
+// zero; the mask with 0 gives it.
+func causalMaskGrad(_, dy *Node) []*Node { return []*Node{causalFill(dy, 0)} }
+
+func causalMaskKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, r := in[0], len(n.shape)
+	tq, tk, v := n.shape[r-2], n.shape[r-1], T(n.value)
+	return func() { causalMask(out, x, tq, tk, v) }
+}
+
+// causalMask is: out = x, with out[..., i, j] = v where j > i + tk - tq.
+func causalMask[T Float](out, x []T, tq, tk int, v T) {
+	copy(out, x)
+	if tk == 0 {
+		return
+	}
+	for r := 0; r < len(out)/tk; r++ {
+		row := out[r*tk : (r+1)*tk]
+		for j := r%tq + tk - tq + 1; j < tk; j++ {
+			row[j] = v
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+)
+
+// MatMulT returns op(a)·op(b) for matrices a and b, where op transposes
+// its operand when transA or transB is set: MatMulT(h, table, false, true)
+// is h·tableᵀ, the logits of an output layer tied to an embedding table
+// [vocab, d]. The transposes cost nothing: BLAS reads the operands in
+// place. MatMul(a, b) is MatMulT(a, b, false, false).
+// It panics with an error wrapping ErrShape if a or b is not a matrix or
+// the inner dimensions differ.
+func MatMulT(a, b *Node, transA, transB bool) *Node { return matMul(a, b, transA, transB) }
+
+// BatchMatMul returns the matrix products of a [..., m, k] and b [..., k, n]
+// over their leading (batch) axes, shape [batch..., m, n]:
+//
+//	out[..., i, j] = Σ_p op(a)[..., i, p]·op(b)[..., p, j]
+//
+// where op swaps the last two axes of its operand when transA or transB is
+// set (a is then stored [..., k, m], b [..., n, k]). The batch axes
+// broadcast as NumPy's do: aligned from the right, an axis of length 1 or
+// a missing one repeats, so [B,H,T,D] x [D,E] multiplies every [T,D] block
+// by one [D,E] and [1,H,T,D] x [B,1,D,E] gives [B,H,T,E]. The gradient of
+// a broadcast operand sums over the axes it was repeated along.
+//
+// When b has no batch (or only axes of length 1) and a is not transposed,
+// the product is one gemm over a's rows stacked, built as Reshape, MatMul
+// and Reshape; otherwise it is one gemm per block, in one batched call on
+// a device.
+// It panics with an error wrapping ErrShape if a or b has fewer than two
+// axes, the inner dimensions differ or the batch axes do not broadcast.
+func BatchMatMul(a, b *Node, transA, transB bool) *Node {
+	const op = "batch_matmul"
+	g := graphOf(op, a, b)
+	ra, rb := len(a.shape), len(b.shape)
+	if ra < 2 || rb < 2 {
+		panic(shapeErr(g, op, fmt.Sprintf("want operands of at least two axes, got %v x %v", a.shape, b.shape)))
+	}
+	m, k := a.shape[ra-2], a.shape[ra-1]
+	if transA {
+		m, k = k, m
+	}
+	k2, n := b.shape[rb-2], b.shape[rb-1]
+	if transB {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		panic(shapeErr(g, op, fmt.Sprintf("want inner dimensions equal, got %v x %v", a.shape, b.shape)))
+	}
+	batch, ok := broadcastBatch(a.shape[:ra-2], b.shape[:rb-2])
+	if !ok {
+		panic(shapeErr(g, op, fmt.Sprintf("want batch axes that broadcast, got %v x %v", a.shape, b.shape)))
+	}
+	shape := append(batch, m, n)
+	if !transA && prod(b.shape[:rb-2]) == 1 {
+		// Every block of a times one matrix: a's blocks stacked are the
+		// rows of one product.
+		a2 := Reshape(a, prod(batch)*m, k)
+		b2 := Reshape(b, b.shape[rb-2], b.shape[rb-1])
+		return Reshape(matMul(a2, b2, false, transB), shape...)
+	}
+	out := g.add(opBatchMatMul, shape, a, b)
+	out.transA, out.transB = transA, transB
+	return out
+}
+
+// broadcastBatch returns the broadcast of two batch shapes (NumPy's rule:
+// aligned from the right, equal lengths or one of them 1), and false if
+// they do not broadcast.
+func broadcastBatch(a, b []int) ([]int, bool) {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	out := slices.Clone(a)
+	lead := len(a) - len(b)
+	for i, d := range b {
+		switch o := out[lead+i]; {
+		case o == d || d == 1:
+		case o == 1:
+			out[lead+i] = d
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func prod(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// batchGemm is a batch_matmul node's products: one gemm of m×k by k×n per
+// block, with the operands' leading dimensions and, per block, the element
+// offsets of its a and b blocks (equal offsets where an operand repeats).
+type batchGemm struct {
+	m, n, k  int
+	lda, ldb int
+	a, b     []int
+}
+
+func batchGemmOf(n *Node) batchGemm {
+	as, bs := n.in[0].shape, n.in[1].shape
+	ra, rb, ro := len(as), len(bs), len(n.shape)
+	bg := batchGemm{m: n.shape[ro-2], n: n.shape[ro-1], k: as[ra-1], lda: as[ra-1], ldb: bs[rb-1]}
+	if n.transA {
+		bg.k = as[ra-2]
+	}
+	batch := n.shape[:ro-2]
+	bg.a = blockOffsets(batch, as[:ra-2], as[ra-2]*as[ra-1])
+	bg.b = blockOffsets(batch, bs[:rb-2], bs[rb-2]*bs[rb-1])
+	return bg
+}
+
+// blockOffsets returns, for each index of the batch shape out in row-major
+// order, the element offset of the matching block of an operand whose
+// batch shape in broadcasts to out, its blocks being block elements long.
+func blockOffsets(out, in []int, block int) []int {
+	lead := len(out) - len(in)
+	strides := make([]int, len(out)) // in blocks' elements; 0 where in repeats
+	s := block
+	for i := len(in) - 1; i >= 0; i-- {
+		if in[i] != 1 {
+			strides[lead+i] = s
+		}
+		s *= in[i]
+	}
+	offs := make([]int, prod(out))
+	idx := make([]int, len(out))
+	for b := range offs {
+		for i, v := range idx {
+			offs[b] += v * strides[i]
+		}
+		for i := len(out) - 1; i >= 0; i-- {
+			if idx[i]++; idx[i] < out[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return offs
+}
+
+// batchMatMulGrad differentiates each block's product as matMulGrad does,
+// then sums each operand's gradient over the batch axes it was repeated
+// along.
+func batchMatMulGrad(n, dy *Node) []*Node {
+	da, db := productGrad(n, dy, BatchMatMul)
+	return []*Node{sumToBatch(da, n.in[0].shape), sumToBatch(db, n.in[1].shape)}
+}
+
+// sumToBatch sums d [batch..., r, c] over the batch axes that shape
+// [..., r, c] lacks or has as 1, the gradient of an operand broadcast
+// along them.
+func sumToBatch(d *Node, shape []int) *Node {
+	if slices.Equal(d.shape, shape) {
+		return d
+	}
+	if lead := len(d.shape) - len(shape); lead > 0 {
+		d = SumAxis(Reshape(d, append([]int{prod(d.shape[:lead])}, d.shape[lead:]...)...), 0)
+	}
+	for i, s := range shape[:len(shape)-2] {
+		if s == 1 && d.shape[i] != 1 {
+			kept := slices.Clone(d.shape)
+			kept[i] = 1
+			d = Reshape(SumAxis(d, i), kept...)
+		}
+	}
+	return d
+}
+
+// batchMatMulKernel is the CPU kernel: one gemm per block, in the blocks'
+// order.
+func batchMatMulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	a, b := in[0], in[1]
+	bg := batchGemmOf(n)
+	ta, tb, mn := n.transA, n.transB, bg.m*bg.n
+	return func() {
+		for i, ao := range bg.a {
+			gemm(ta, tb, bg.m, bg.n, bg.k, 1, a[ao:], bg.lda, b[bg.b[i]:], bg.ldb, 0, out[i*mn:], bg.n)
+		}
+	}
+}

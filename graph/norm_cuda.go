@@ -1,0 +1,129 @@
+//go:build cuda
+
+package graph
+
+import "github.com/gotrain/gotrain/gpu"
+
+// The CUDA kernels of the norm ops (norm.go). They compute in double in
+// the CPU's order, so they give its bits.
+
+var normKernels = cudaSource{"norm", normSrc}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func normStatsCUDA(b *devBuilder, n *Node) (func() error, error) {
+	x := n.in[0]
+	rows, c := n.shape[0], x.shape[len(x.shape)-1]
+	return b.kernel(normKernels, "gt_norm_stats", rows, b.out(), b.in(0), rows, c, boolInt(n.norm.rms), b.doubles(n.norm.eps))
+}
+
+func normCUDA(b *devBuilder, n *Node) (func() error, error) {
+	var gamma, beta gpu.Ptr // null: none
+	if n.norm.gamma {
+		gamma = b.in(2)
+	}
+	if n.norm.beta {
+		beta = b.in(len(n.in) - 1)
+	}
+	c := n.shape[len(n.shape)-1]
+	return b.kernel(normKernels, "gt_norm", n.size, b.out(), b.in(0), b.in(1), gamma, beta, n.size, c)
+}
+
+func normGradCUDA(b *devBuilder, n *Node) (func() error, error) {
+	var gamma gpu.Ptr
+	if n.norm.gamma {
+		gamma = b.in(3)
+	}
+	rows, c := n.in[1].shape[0], n.shape[len(n.shape)-1]
+	return b.kernel(normKernels, "gt_norm_grad", rows, b.out(), b.in(0), b.in(1), b.in(2), gamma, rows, c, boolInt(n.norm.rms))
+}
+
+func normGammaGradCUDA(b *devBuilder, n *Node) (func() error, error) {
+	rows, c := n.in[1].shape[0], n.size
+	return b.kernel(normKernels, "gt_norm_gamma_grad", c, b.out(), b.in(0), b.in(1), b.in(2), rows, c)
+}
+
+// normSrc: the statistics and the gradient per row, the norm per element,
+// dγ per column. Keep in sync with norm.go.
+const normSrc = `
+// row_stats is rowStats: the mean kept as two T, and 1/σ.
+DEVICE void row_stats(const T *st, long long r, double *mean, double *rstd) {
+	*mean = (double)st[3 * r] + (double)st[3 * r + 1];
+	*rstd = (double)st[3 * r + 2];
+}
+// gt_norm_stats is normStats, one thread per row.
+KERNEL void gt_norm_stats(T *out, const T *x, long long rows, long long c, long long rms, const double *eps) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	const T *row = x + r * c;
+	double mean = 0;
+	if (!rms) {
+		double s = 0;
+		for (long long j = 0; j < c; j++) s += (double)row[j];
+		mean = s / (double)c;
+	}
+	double ss = 0;
+	for (long long j = 0; j < c; j++) {
+		double d = (double)row[j] - mean;
+		ss += d * d;
+	}
+	T hi = (T)mean;
+	out[3 * r] = hi;
+	out[3 * r + 1] = (T)(mean - (double)hi);
+	out[3 * r + 2] = (T)(1 / sqrt(ss / (double)c + eps[0]));
+}
+// gt_norm is normRows, one thread per element; gamma and beta are null
+// where absent.
+KERNEL void gt_norm(T *out, const T *x, const T *st, const T *gamma, const T *beta, long long n, long long c) {
+	long long e = GLOBAL_INDEX;
+	if (e >= n) return;
+	long long j = e % c;
+	double mean, rstd;
+	row_stats(st, e / c, &mean, &rstd);
+	double y = ((double)x[e] - mean) * rstd;
+	if (gamma) y *= (double)gamma[j];
+	if (beta) y += (double)beta[j];
+	out[e] = (T)y;
+}
+// gt_norm_grad is normGradRows, one thread per row.
+KERNEL void gt_norm_grad(T *out, const T *x, const T *st, const T *dy, const T *gamma, long long rows,
+		long long c, long long rms) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	double mean, rstd;
+	row_stats(st, r, &mean, &rstd);
+	const T *row = x + r * c, *dr = dy + r * c;
+	double sg = 0, sgx = 0;
+	for (long long j = 0; j < c; j++) {
+		double xh = ((double)row[j] - mean) * rstd, gj = (double)dr[j];
+		if (gamma) gj *= (double)gamma[j];
+		sg += gj;
+		sgx += gj * xh;
+	}
+	double mg = sg / (double)c, mgx = sgx / (double)c;
+	if (rms) mg = 0;
+	for (long long j = 0; j < c; j++) {
+		double xh = ((double)row[j] - mean) * rstd, gj = (double)dr[j];
+		if (gamma) gj *= (double)gamma[j];
+		out[r * c + j] = (T)(rstd * (gj - mg - xh * mgx));
+	}
+}
+// gt_norm_gamma_grad is normGammaGrad, one thread per column summing the
+// rows in order.
+KERNEL void gt_norm_gamma_grad(T *out, const T *x, const T *st, const T *dy, long long rows, long long c) {
+	long long j = GLOBAL_INDEX;
+	if (j >= c) return;
+	double acc = 0;
+	for (long long r = 0; r < rows; r++) {
+		double mean, rstd;
+		row_stats(st, r, &mean, &rstd);
+		acc += (double)dy[r * c + j] * (((double)x[r * c + j] - mean) * rstd);
+	}
+	out[j] = (T)acc;
+}
+`
