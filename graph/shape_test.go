@@ -31,7 +31,6 @@ func strides(shape []int) []int {
 	return s
 }
 
-
 func transposeRef(shape, perm []int) func(in [][]float64) []float64 {
 	out := make([]int, len(perm))
 	for i, p := range perm {
