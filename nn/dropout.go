@@ -19,10 +19,47 @@ import (
 // restores the stream.
 type DropoutLayer struct {
 	layerBase
-	rate    float64
+	rate float64
+	drop dropState
+}
+
+// dropState is the random state of a layer that drops: DropoutLayer, and
+// MultiHeadAttention's dropout on its attention weights.
+type dropState struct {
 	seed    uint64
-	seeded  bool      // seed given by WithSeed, else derived in Build
+	seeded  bool      // seed given by WithSeed, else derived in build
 	counter *Variable // nil until built; [2], graph.CounterValue layout
+}
+
+// build creates the step counter (non-trainable, zeros) and fixes the seed
+// from the strategy's seed and the layer's name unless WithSeed gave one.
+func (d *dropState) build(l *layerBase) {
+	if d.counter != nil {
+		return
+	}
+	if !d.seeded {
+		var base uint64
+		if s := strategy.Current(); s != nil {
+			base = s.Seed()
+		}
+		h := fnv.New64a()
+		h.Write([]byte(l.name))
+		d.seed = base ^ h.Sum64()
+	}
+	d.counter = l.newState("counter", []int{2}, nil)
+}
+
+// step returns the counter's node and the replica's stream. Inside
+// strategy.Run it registers, through ctx.ApplyUpdate, the counter's advance
+// after each step; outside it (ctx nil) the stream is replica 0's and the
+// counter stays.
+func (d *dropState) step(ctx *strategy.ReplicaContext, g *graph.Graph, name string) (counter *Tensor, stream uint64) {
+	if ctx != nil {
+		stream = uint64(ctx.ReplicaID())
+		v := d.counter
+		ctx.ApplyUpdate(strategy.Update{Name: name, Apply: func([]strategy.Grad) { graph.AdvanceCounter(v) }})
+	}
+	return g.Var(d.counter), stream
 }
 
 // WithSeed sets the seed of Dropout's random stream. Without it the seed
@@ -44,34 +81,20 @@ func Dropout(rate float64, opts ...LayerOption) *DropoutLayer {
 	if c.name == "" {
 		c.name = strategy.UniqueName("dropout")
 	}
-	return &DropoutLayer{layerBase: newBase(c.name), rate: rate, seed: c.seed, seeded: c.has("WithSeed")}
+	return &DropoutLayer{layerBase: newBase(c.name), rate: rate, drop: dropState{seed: c.seed, seeded: c.has("WithSeed")}}
 }
 
 // Rate returns the fraction of inputs dropped while training.
 func (l *DropoutLayer) Rate() float64 { return l.rate }
 
 // Built reports whether the layer has its counter.
-func (l *DropoutLayer) Built() bool { return l.counter != nil }
+func (l *DropoutLayer) Built() bool { return l.drop.counter != nil }
 
 // Build creates the step counter (non-trainable, zeros) and fixes the seed.
-func (l *DropoutLayer) Build([]int) {
-	if l.Built() {
-		return
-	}
-	if !l.seeded {
-		var base uint64
-		if s := strategy.Current(); s != nil {
-			base = s.Seed()
-		}
-		h := fnv.New64a()
-		h.Write([]byte(l.name))
-		l.seed = base ^ h.Sum64()
-	}
-	l.counter = l.newState("counter", []int{2}, nil)
-}
+func (l *DropoutLayer) Build([]int) { l.drop.build(&l.layerBase) }
 
 // Counter returns the variable holding the step counter, nil before Build.
-func (l *DropoutLayer) Counter() *Variable { return l.counter }
+func (l *DropoutLayer) Counter() *Variable { return l.drop.counter }
 
 // Call returns x with dropout applied when training, x itself otherwise
 // (and for rate 0). Inside strategy.Run the replica's ID selects its stream
@@ -87,20 +110,15 @@ func (l *DropoutLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bo
 	g := graphOf(ctx, x)
 	restore := g.SetScope(l.name)
 	defer restore()
-	var replica uint64
-	if ctx != nil {
-		replica = uint64(ctx.ReplicaID())
-		counter := l.counter
-		ctx.ApplyUpdate(strategy.Update{Name: l.name, Apply: func([]strategy.Grad) { graph.AdvanceCounter(counter) }})
-	}
-	return graph.Dropout(x, g.Var(l.counter), l.rate, l.seed, replica)
+	counter, stream := l.drop.step(ctx, g, l.name)
+	return graph.Dropout(x, counter, l.rate, l.drop.seed, stream)
 }
 
 // OutputShape returns the input shape.
 func (l *DropoutLayer) OutputShape(in []int) []int { return append([]int(nil), in...) }
 
 // Variables returns the counter (once built).
-func (l *DropoutLayer) Variables() []*Variable { return nonNil(l.counter) }
+func (l *DropoutLayer) Variables() []*Variable { return nonNil(l.drop.counter) }
 
 // TrainableVariables returns nil: the counter never trains.
 func (l *DropoutLayer) TrainableVariables() []*Variable { return nil }

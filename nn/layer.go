@@ -62,6 +62,9 @@ type layerConfig struct {
 	momentum float64
 	epsilon  float64
 	seed     uint64
+	causal   bool        // MultiHeadAttention: each position attends to earlier ones only
+	rate     float64     // MultiHeadAttention: dropout on the attention weights
+	init     Initializer // the kernel's initializer; nil: the layer's default
 }
 
 func (c *layerConfig) mark(option string) { c.set = append(c.set, option) }
