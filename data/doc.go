@@ -6,7 +6,10 @@
 // labels), and is built from tensors (FromTensorSlices, FromFunc) and then
 // transformed (Batch, Shuffle, Repeat, Take, Skip, Shard, Map, Prefetch).
 // An Iterator reads one pass over a Dataset. Readers load MNIST's IDX
-// files, CSV and NumPy's NPY into tensors.
+// files, CSV and NumPy's NPY into tensors, and UTF-8 text (LoadText) for a
+// character-level language model: a CharVocab numbers its characters,
+// TrainValSplit keeps its end for validation, and TextWindows makes a
+// seeded dataset of (input, next-character target) windows.
 //
 // # Conventions
 //

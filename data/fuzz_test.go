@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 // The fuzz targets check that malformed input gives an error, never a panic
@@ -61,6 +62,31 @@ func FuzzReadNPY(f *testing.F) {
 		y, err := ReadNPY(&out)
 		if err != nil || !slices.Equal(x.Shape, y.Shape) || len(x.Data) != len(y.Data) {
 			t.Fatalf("rewrite of %v failed: %v", x.Shape, err)
+		}
+	})
+}
+
+func FuzzReadText(f *testing.F) {
+	f.Add([]byte("To be, or not to be\n"))
+	f.Add([]byte("héllo → wörld"))
+	f.Add([]byte{'a', 0xff, 'b'})
+	f.Add([]byte{0xe2, 0x82})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		s, err := ReadText(bytes.NewReader(in))
+		if err != nil {
+			fe, ok := err.(*FormatError)
+			if !ok || fe.Offset < 0 || fe.Offset >= int64(len(in)) || !utf8.Valid(in[:fe.Offset]) {
+				t.Fatalf("error %v: want a *FormatError at the first byte that is not UTF-8", err)
+			}
+			return
+		}
+		if s != string(in) || !utf8.ValidString(s) {
+			t.Fatalf("ReadText(%q) = %q", in, s)
+		}
+		v := NewCharVocab(s)
+		ids, err := v.Encode(s)
+		if err != nil || v.Decode(ids) != s {
+			t.Fatalf("%q: Encode gives %v, %v; Decode gives back %q", s, ids, err, v.Decode(ids))
 		}
 	})
 }

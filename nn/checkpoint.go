@@ -24,8 +24,9 @@ var ErrCheckpoint = errors.New("nn: checkpoint")
 
 // VariableSource is anything that lists variables to checkpoint: a
 // *strategy.Mirrored (every variable created under it: model weights,
-// optimizer slots, step counters, random-state variables), a model
-// (*Sequential), or a VariableList.
+// optimizer slots, step counters, random-state variables), a model (a
+// Sequential, a layer, any Model: its Variables lists a shared weight once,
+// see VariablesOf), or a VariableList.
 type VariableSource interface {
 	Variables() []*Variable
 }

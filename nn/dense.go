@@ -6,7 +6,9 @@ import (
 )
 
 // DenseLayer is a fully connected layer: act(x·kernel + bias), with kernel
-// [in, units] and bias [units]. Create it with Dense.
+// [in, units] and bias [units], acting on the last axis of its input as
+// Keras's Dense does: [batch, ..., in] gives [batch, ..., units]. Create it
+// with Dense.
 type DenseLayer struct {
 	layerBase
 	units  int
@@ -56,16 +58,17 @@ func (d *DenseLayer) Activation() Activation { return d.act }
 func (d *DenseLayer) Built() bool { return d.kernel != nil }
 
 // Build creates the kernel (Glorot uniform) and bias (zeros) for inputs of
-// shape [batch, in], under the current strategy (see strategy.CreateVariable).
-// It panics unless the shape has rank 2 with in ≥ 1.
+// shape [batch, ..., in], under the current strategy (see
+// strategy.CreateVariable). It panics unless the shape has rank ≥ 2 with
+// in ≥ 1.
 func (d *DenseLayer) Build(inputShape []int) {
 	if d.Built() {
 		return
 	}
-	if len(inputShape) != 2 || inputShape[1] < 1 {
-		panic(shapeError("%s: want input shape [batch, width], got %v", d.name, inputShape))
+	if len(inputShape) < 2 || inputShape[len(inputShape)-1] < 1 {
+		panic(shapeError("%s: want input shape [batch, ..., width], got %v", d.name, inputShape))
 	}
-	in := inputShape[1]
+	in := inputShape[len(inputShape)-1]
 	d.checkAlloc("kernel", []int{in, d.units})
 	kname := d.name + "/kernel"
 	d.kernel = d.newWeight("kernel", []int{in, d.units}, GlorotUniform(kname, in, d.units))
@@ -82,7 +85,7 @@ func (d *DenseLayer) InputWidth() int {
 	return d.kernel.Shape()[0]
 }
 
-// OutputShape returns [batch, units] for an input [batch, in].
+// OutputShape returns [batch, ..., units] for an input [batch, ..., in].
 func (d *DenseLayer) OutputShape(inputShape []int) []int {
 	if len(inputShape) == 0 {
 		return []int{d.units}
@@ -91,22 +94,26 @@ func (d *DenseLayer) OutputShape(inputShape []int) []int {
 	return append(out, d.units)
 }
 
-// Call returns act(x·kernel + bias), building the layer on the first call.
-// It panics with an error wrapping ErrShape, naming the layer, if x is not
-// [batch, width] with the width the layer was built for.
+// Call returns act(x·kernel + bias) over x's last axis, building the layer
+// on the first call. An input of rank above 2 ([batch, time, in]) is
+// reshaped to the matrix [batch·time, in] for the one product and the
+// result back to [batch, time, units]; a reshape costs no copy. It panics
+// with an error wrapping ErrShape, naming the layer, if x has rank below 2
+// or a last axis other than the width the layer was built for.
 func (d *DenseLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
 	if x == nil {
 		panic(usageError("%s: want an input tensor, got nil", d.name))
 	}
 	shape := x.Shape()
-	if len(shape) != 2 {
-		panic(shapeError("%s: want input shape [batch, width], got %v", d.name, shape))
+	if len(shape) < 2 {
+		panic(shapeError("%s: want input shape [batch, ..., width], got %v", d.name, shape))
 	}
 	if !d.Built() {
 		d.Build(shape)
 	}
-	if want := d.InputWidth(); shape[1] != want {
-		panic(shapeError("%s: want input width %d, got %d", d.name, want, shape[1]))
+	in := shape[len(shape)-1]
+	if want := d.InputWidth(); in != want {
+		panic(shapeError("%s: want input width %d, got %d", d.name, want, in))
 	}
 	g := graphOf(ctx, x)
 	restore := g.SetScope(d.name)
@@ -116,10 +123,16 @@ func (d *DenseLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool
 	if d.bias != nil {
 		b = g.Var(d.bias)
 	}
+	if len(shape) > 2 {
+		x = graph.Reshape(x, x.Len()/in, in)
+	}
 	ga, softmax := d.act.fused()
 	y := graph.Dense(x, w, b, ga)
 	if softmax {
 		y = graph.Softmax(y)
+	}
+	if len(shape) > 2 {
+		y = graph.Reshape(y, d.OutputShape(shape)...)
 	}
 	return y
 }

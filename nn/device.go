@@ -4,15 +4,14 @@ import (
 	"fmt"
 
 	"github.com/gotrain/gotrain/gpu"
-	"github.com/gotrain/gotrain/graph"
 )
 
 // deviceRule is an optimizer's update rule on a GPU (issue 13): o.update on
 // device copies, through kernels.*UpdateDevice in a binary built with
-// -tags cuda. step and lr are as for o.update; slots are the copies of the
-// variable's slots, in o.slots's order. Without the tag no optimizer has
-// one.
-type deviceRule func(st *gpu.Stream, p *deviceParams, step int, lr float64, dt graph.DType, w, g gpu.Ptr, n int, slots []gpu.Ptr) error
+// -tags cuda. step and lr are as for o.update; w and g are the copies of v
+// and its gradient, n its length; slots are the copies of the variable's
+// slots, in o.slots's order. Without the tag no optimizer has one.
+type deviceRule func(st *gpu.Stream, p *deviceParams, step int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error
 
 // deviceSplit returns the Split.Device of o's update of vars, whose slots
 // are slots, reading the step number and rate that Begin wrote to *step
@@ -27,6 +26,6 @@ func (o *optimizer) deviceSplit(step *int, lr *float64, vars []*Variable) func(s
 			return fmt.Errorf("nn: %s: %w", o.name, err)
 		}
 		v := vars[i]
-		return o.rule(st, p, *step, *lr, v.DType(), w, g, v.Len(), slots)
+		return o.rule(st, p, *step, *lr, v, w, g, v.Len(), slots)
 	}
 }

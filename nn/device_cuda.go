@@ -34,8 +34,8 @@ func (o *optimizer) paramsOn(dev *gpu.Device) (*deviceParams, error) {
 // optimizer.go.
 
 func sgdRule(o *SGD) deviceRule {
-	return func(st *gpu.Stream, p *deviceParams, _ int, lr float64, dt graph.DType, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
-		lr = o.pick(lr, o.LR)
+	return func(st *gpu.Stream, p *deviceParams, _ int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
+		lr, dt := o.pick(lr, o.LR), v.DType()
 		var vel gpu.Ptr
 		if o.nslot == 1 {
 			vel = slots[0]
@@ -48,8 +48,8 @@ func sgdRule(o *SGD) deviceRule {
 }
 
 func adamRule(o *Adam) deviceRule {
-	return func(st *gpu.Stream, p *deviceParams, step int, lr float64, dt graph.DType, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
-		lr = o.pick(lr, o.LR)
+	return func(st *gpu.Stream, p *deviceParams, step int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
+		lr, dt := o.pick(lr, o.LR), v.DType()
 		if dt == graph.Float32 {
 			return kernels.AdamUpdateDevice[float32](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, step)
 		}
@@ -58,18 +58,18 @@ func adamRule(o *Adam) deviceRule {
 }
 
 func adamWRule(o *AdamW) deviceRule {
-	return func(st *gpu.Stream, p *deviceParams, step int, lr float64, dt graph.DType, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
-		lr = o.pick(lr, o.LR)
+	return func(st *gpu.Stream, p *deviceParams, step int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
+		lr, dt := o.pick(lr, o.LR), v.DType()
 		if dt == graph.Float32 {
-			return kernels.AdamWUpdateDevice[float32](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
+			return kernels.AdamWUpdateDevice[float32](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.decayOf(v), step)
 		}
-		return kernels.AdamWUpdateDevice[float64](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
+		return kernels.AdamWUpdateDevice[float64](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.decayOf(v), step)
 	}
 }
 
 func rmspropRule(o *RMSprop) deviceRule {
-	return func(st *gpu.Stream, p *deviceParams, _ int, lr float64, dt graph.DType, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
-		lr = o.pick(lr, o.LR)
+	return func(st *gpu.Stream, p *deviceParams, _ int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
+		lr, dt := o.pick(lr, o.LR), v.DType()
 		var mom gpu.Ptr
 		if o.nslot == 2 {
 			mom = slots[1]

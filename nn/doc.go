@@ -40,12 +40,26 @@
 // StepDecay, ExponentialDecay, CosineDecay) are evaluated on it. Clipping by
 // global norm (WithClipGlobalNorm) happens inside the update, after the
 // cross-replica sum; Accumulate sums the gradients of k steps and applies
-// them once.
+// them once. AdamW decays the variables of rank ≥ 2 only, unless told
+// otherwise (WithDecayIf, WithoutDecay).
+//
+// # Models
+//
+// A Sequential chains layers. A model of one's own (a GPT, a residual
+// block) is a Go struct of its parts with two methods, Call and Variables
+// (see Model); its Variables lists the parts' with VariablesOf, which
+// reports a weight two parts share (a tied embedding) once. A residual is
+// graph.Add(x, f(x)); a part that takes other inputs is a method with its
+// own signature (EmbeddingLayer.Attend). TrainableVariables, SetTrainable,
+// Summary, Predict, Evaluate and the checkpoints take any Model, nothing is
+// found by reflection. Variable names are the paths given to the layers
+// (Named("block_0/attn/query") makes block_0/attn/query/kernel).
 //
 // # Layers
 //
-// Dense, Conv2D (NHWC), MaxPool2D, Flatten, Dropout, BatchNormalization,
-// Embedding and Activate take LayerOptions (Named, WithoutBias,
+// Dense (on the last axis of any rank), Conv2D (NHWC), MaxPool2D, Flatten,
+// Dropout, BatchNormalization, Embedding, PositionEmbedding and Activate
+// take LayerOptions (Named, WithoutBias,
 // WithActivation, WithStrides, WithPadding, WithSeed, SyncBatchStats,
 // BatchNormMomentum, BatchNormEpsilon); an option a layer does not use
 // panics and names the option. BatchNormalization with SyncBatchStats
@@ -57,8 +71,8 @@
 // (or a whole Sequential) between cells: its variables leave
 // TrainableVariables, and the next Run retraces.
 //
-// Outside step functions, Sequential.Predict and Sequential.Evaluate run a
-// model in inference mode on the strategy it was created under, over any
+// Outside step functions, Predict and Evaluate (and Sequential's methods of
+// those names) run a model in inference mode on its strategy, over any
 // number of rows (traced once, with the results of strategy.Run and Gather).
 //
 // # Losses and metrics
@@ -87,5 +101,7 @@
 // the strategy traces replicas one at a time.
 package nn
 
-// BUG(nn): Dense accepts inputs of rank 2 only ([batch, width]); Keras applies
-// it to the last axis of any rank.
+// BUG(nn): PositionEmbedding serves a sequence shorter than its table only
+// when the length divides the table's (graph has no slice op nor constant
+// ids yet), and EmbeddingLayer.Attend panics (graph exports no product with
+// a transposed operand yet); both wait on issue 22's graph ops.

@@ -7,43 +7,68 @@ import (
 
 // EmbeddingLayer maps integer ids to rows of a trainable table [vocab, dim]
 // (keras layers.Embedding). Create it with Embedding.
-type EmbeddingLayer struct {
+type EmbeddingLayer struct{ tableLayer }
+
+// tableLayer is what Embedding and PositionEmbedding share: a trainable
+// table [rows, dim], made lazily.
+type tableLayer struct {
 	layerBase
-	vocab, dim int
-	table      *Variable // nil until built
+	rows, dim int
+	table     *Variable // nil until built
+}
+
+// newTableLayer checks the sizes for the constructor ctor, whose row count
+// is called rowsName, and applies the options (Named only); base is the
+// name to make unique when none is given.
+func newTableLayer(ctor, base, rowsName string, rows, dim int, opts []LayerOption) tableLayer {
+	if rows < 1 || dim < 1 {
+		panic(usageError("%s: want %s ≥ 1 and dim ≥ 1, got %d and %d", ctor, rowsName, rows, dim))
+	}
+	var c layerConfig
+	c.apply(ctor, opts, "Named")
+	if c.name == "" {
+		c.name = strategy.UniqueName(base)
+	}
+	return tableLayer{layerBase: newBase(c.name), rows: rows, dim: dim}
 }
 
 // Embedding returns an embedding layer for ids in [0, vocab) and vectors of
 // width dim, named embedding, embedding_1, ... unless Named. It panics if
 // vocab or dim is < 1 or on an option other than Named.
 func Embedding(vocab, dim int, opts ...LayerOption) *EmbeddingLayer {
-	if vocab < 1 || dim < 1 {
-		panic(usageError("Embedding: want vocab ≥ 1 and dim ≥ 1, got %d and %d", vocab, dim))
-	}
-	var c layerConfig
-	c.apply("Embedding", opts, "Named")
-	if c.name == "" {
-		c.name = strategy.UniqueName("embedding")
-	}
-	return &EmbeddingLayer{layerBase: newBase(c.name), vocab: vocab, dim: dim}
+	return &EmbeddingLayer{newTableLayer("Embedding", "embedding", "vocab", vocab, dim, opts)}
 }
 
 // Built reports whether the layer has its table.
-func (l *EmbeddingLayer) Built() bool { return l.table != nil }
+func (l *tableLayer) Built() bool { return l.table != nil }
 
-// Build creates the table, uniform in ±0.05 as Keras initializes it.
-func (l *EmbeddingLayer) Build([]int) {
+// Build creates the table, uniform in ±0.05 as Keras initializes an
+// embedding.
+func (l *tableLayer) Build([]int) {
 	if l.Built() {
 		return
 	}
-	l.checkAlloc("embeddings", []int{l.vocab, l.dim})
+	l.checkAlloc("embeddings", []int{l.rows, l.dim})
 	rng := initStream(l.name + "/embeddings")
-	init := make([]float64, l.vocab*l.dim)
+	init := make([]float64, l.rows*l.dim)
 	for i := range init {
 		init[i] = (2*rng.Float64() - 1) * 0.05
 	}
-	l.table = l.newWeight("embeddings", []int{l.vocab, l.dim}, init)
+	l.table = l.newWeight("embeddings", []int{l.rows, l.dim}, init)
 }
+
+// Variables returns the table (once built).
+func (l *tableLayer) Variables() []*Variable { return nonNil(l.table) }
+
+// TrainableVariables returns the table unless frozen.
+func (l *tableLayer) TrainableVariables() []*Variable { return trainable(l.Variables()) }
+
+// SetTrainable freezes or unfreezes the table.
+func (l *tableLayer) SetTrainable(t bool) { l.setTrainable(t, l.table) }
+
+// Table returns the table variable [rows, dim] (Embedding's [vocab, dim],
+// PositionEmbedding's [maxLen, dim]), nil before Build.
+func (l *tableLayer) Table() *Variable { return l.table }
 
 // OutputShape returns the input shape with dim appended.
 func (l *EmbeddingLayer) OutputShape(in []int) []int { return append(append([]int(nil), in...), l.dim) }
@@ -63,14 +88,95 @@ func (l *EmbeddingLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training 
 	return graph.Gather(g.Var(l.table), x)
 }
 
-// Variables returns the table (once built).
-func (l *EmbeddingLayer) Variables() []*Variable { return nonNil(l.table) }
+// Attend returns x·tableᵀ, the scores of every id for each vector of x
+// [..., dim], shape [..., vocab]: the layer used again as the output layer
+// of a language model whose output weights are tied to its input embedding
+// (GPT-2's lm_head). The table is one variable read twice, so its gradient
+// is the sum of the lookup's and Attend's, and VariablesOf lists it once.
+// It builds the table if Call has not.
+//
+// It panics with an error wrapping ErrShape if x has rank below 2 or a last
+// axis other than dim, and for now always with an error wrapping ErrUsage:
+// graph has no exported product with a transposed operand yet.
+func (l *EmbeddingLayer) Attend(ctx *strategy.ReplicaContext, x *Tensor) *Tensor {
+	if x == nil {
+		panic(usageError("%s: Attend: want an input tensor, got nil", l.name))
+	}
+	shape := x.Shape()
+	if len(shape) < 2 || shape[len(shape)-1] != l.dim {
+		panic(shapeError("%s: Attend: want input shape [batch, ..., %d], got %v", l.name, l.dim, shape))
+	}
+	// TODO(issue 22): with graph's transposed product MatMulT(a, b) = a·bᵀ,
+	// build the table (l.Build(nil)) and return
+	// Reshape(MatMulT(Reshape(x, rows, dim), Var(table)), shape[:last]..., vocab);
+	// TestEmbeddingAttendTied then runs instead of skipping.
+	panic(usageError("%s: Attend: x·tableᵀ needs a matrix product with a transposed operand, which graph does not export yet (issue 22)", l.name))
+}
 
-// TrainableVariables returns the table unless frozen.
-func (l *EmbeddingLayer) TrainableVariables() []*Variable { return trainable(l.Variables()) }
+// PositionEmbeddingLayer is a trainable table [maxLen, dim] of position
+// vectors (keras_nlp's PositionEmbedding, GPT-2's wpe): for a sequence of T
+// steps it returns rows 0..T-1, which a model adds to its token embeddings.
+// Create it with PositionEmbedding.
+type PositionEmbeddingLayer struct{ tableLayer }
 
-// SetTrainable freezes or unfreezes the table.
-func (l *EmbeddingLayer) SetTrainable(t bool) { l.setTrainable(t, l.table) }
+// PositionEmbedding returns a position embedding for sequences of up to
+// maxLen steps and vectors of width dim, named position_embedding,
+// position_embedding_1, ... unless Named. Its table starts uniform in
+// ±0.05, as Embedding's. It panics if maxLen or dim is < 1 or on an option
+// other than Named.
+func PositionEmbedding(maxLen, dim int, opts ...LayerOption) *PositionEmbeddingLayer {
+	return &PositionEmbeddingLayer{newTableLayer("PositionEmbedding", "position_embedding", "maxLen", maxLen, dim, opts)}
+}
 
-// Table returns the embedding table variable [vocab, dim], nil before Build.
-func (l *EmbeddingLayer) Table() *Variable { return l.table }
+// OutputShape returns [T, dim] for an input [batch, T] or [batch, T, dim].
+func (l *PositionEmbeddingLayer) OutputShape(in []int) []int {
+	if len(in) < 2 {
+		return []int{l.dim}
+	}
+	return []int{in[1], l.dim}
+}
+
+// Call returns the table's rows 0..T-1, shape [T, dim], for x of shape
+// [batch, T] (token ids) or [batch, T, dim] (token embeddings); only x's
+// shape matters. The rows are the same for every example, so the result has
+// no batch axis; adding it to [batch, T, dim] broadcasts it over the batch.
+// Its gradient sums into the rows read.
+//
+// It panics with an error wrapping ErrShape if x has rank below 2 or 3 with
+// a last axis other than dim, or T is more than maxLen, and with ErrUsage if
+// T is less than maxLen without dividing it (see the BUG note).
+func (l *PositionEmbeddingLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
+	if x == nil {
+		panic(usageError("%s: want an input tensor, got nil", l.name))
+	}
+	shape := x.Shape()
+	if len(shape) < 2 || len(shape) > 3 || (len(shape) == 3 && shape[2] != l.dim) {
+		panic(shapeError("%s: want input shape [batch, steps] or [batch, steps, %d], got %v", l.name, l.dim, shape))
+	}
+	t := shape[1]
+	if t > l.rows {
+		panic(shapeError("%s: sequence of %d longer than the table's %d positions", l.name, t, l.rows))
+	}
+	l.Build(shape)
+	g := graphOf(ctx, x)
+	restore := g.SetScope(l.name)
+	defer restore()
+	table := g.Var(l.table)
+	switch {
+	case t == l.rows:
+		return table
+	case t > 0 && l.rows%t == 0:
+		// Rows 0..T-1 are the first row of the table seen as
+		// [maxLen/T, T·dim]: one Gather of a constant id, no slice op.
+		// TODO(issue 22): Gather(table, constant ids 0..T-1) once graph
+		// has constants other than fills, or a slice op; the BUG note goes.
+		rows := graph.Gather(graph.Reshape(table, l.rows/t, t*l.dim), g.Const(0, 1))
+		return graph.Reshape(rows, t, l.dim)
+	}
+	panic(usageError("%s: a sequence of %d steps needs rows 0..%d of the table's %d, which graph cannot cut out yet unless %d divides %d (issue 22); "+
+		"feed sequences of %d steps, padded at the end (a causal model's outputs at the real steps do not depend on the padding)",
+		l.name, t, t-1, l.rows, t, l.rows, l.rows))
+}
+
+// MaxLen returns the longest sequence the table covers.
+func (l *PositionEmbeddingLayer) MaxLen() int { return l.rows }

@@ -264,6 +264,7 @@ var (
 	_ Layer     = (*DropoutLayer)(nil)
 	_ Layer     = (*BatchNormalizationLayer)(nil)
 	_ Layer     = (*EmbeddingLayer)(nil)
+	_ Layer     = (*PositionEmbeddingLayer)(nil)
 	_ Layer     = (*ActivationLayer)(nil)
 	_ Layer     = (*Sequential)(nil)
 	_ Optimizer = (*SGD)(nil)

@@ -3,6 +3,7 @@ package nn_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -53,8 +54,15 @@ func trainCNN(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
 		return loss
 	}
+	return trainAll(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
+}
+
+// trainAll runs step on every batch of ds distributed by s, checks that it
+// ran wantSteps steps, and returns every variable of s by name.
+func trainAll(t *testing.T, s *strategy.Mirrored, ds *data.Dataset, step any, wantSteps int) map[string][]float64 {
+	t.Helper()
 	steps := 0
-	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(8).Repeat(2)).Iter()
+	it := s.DistributeDataset(ds).Iter()
 	for it.Next() {
 		s.Run(step, it.Batch())
 		steps++
@@ -62,14 +70,43 @@ func trainCNN(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 	if err := it.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if steps != 8 {
-		t.Fatalf("%d replicas ran %d steps, want 8", n, steps)
+	if steps != wantSteps {
+		t.Fatalf("%d replicas ran %d steps, want %d", s.NumReplicasInSync(), steps, wantSteps)
 	}
 	out := map[string][]float64{}
 	for _, v := range s.Variables() {
 		out[v.Name()] = v.Value()
 	}
 	return out
+}
+
+// checkVariables fails unless want holds every variable named.
+func checkVariables(t *testing.T, want map[string][]float64, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, ok := want[name]; !ok {
+			t.Fatalf("no variable %q among %v", name, slices.Sorted(maps.Keys(want)))
+		}
+	}
+}
+
+// checkSameVariables fails unless got (trained on n replicas) holds want's
+// variables, each within tol of want's (relDiff).
+func checkSameVariables(t *testing.T, n int, got, want map[string][]float64, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d replicas: %d variables, want %d", n, len(got), len(want))
+	}
+	worst, where := 0.0, ""
+	for name, w := range want {
+		if d := relDiff(got[name], w); d > worst || math.IsInf(d, 1) {
+			worst, where = d, name
+		}
+	}
+	if worst > tol {
+		t.Errorf("%d replicas: %s differs from 1 replica by %.3g, want ≤ %g", n, where, worst, tol)
+	}
+	t.Logf("%d replicas: worst relative difference %.3g (%s)", n, worst, where)
 }
 
 // relDiff is max |a-b| / max(1, max |b|).
@@ -95,35 +132,12 @@ func TestCNNReplicasMatchOneReplica(t *testing.T) {
 	}{{graph.Float64, 1e-12}, {graph.Float32, 1e-5}} {
 		t.Run(c.dt.String(), func(t *testing.T) {
 			want := trainCNN(t, 1, c.dt)
-			for _, name := range []string{"batch_normalization/moving_mean", "batch_normalization/moving_variance", "conv2d/kernel"} {
-				if _, ok := want[name]; !ok {
-					t.Fatalf("no variable %q among %v", name, slices.Sorted(func(yield func(string) bool) {
-						for k := range want {
-							if !yield(k) {
-								return
-							}
-						}
-					}))
-				}
-			}
+			checkVariables(t, want, "batch_normalization/moving_mean", "batch_normalization/moving_variance", "conv2d/kernel")
 			if mm := want["batch_normalization/moving_mean"]; mm[0] == 0 {
 				t.Fatalf("moving mean %v never updated", mm)
 			}
 			for n := 2; n <= 4; n++ {
-				got := trainCNN(t, n, c.dt)
-				if len(got) != len(want) {
-					t.Fatalf("%d replicas: %d variables, want %d", n, len(got), len(want))
-				}
-				worst, where := 0.0, ""
-				for name, w := range want {
-					if d := relDiff(got[name], w); d > worst || math.IsInf(d, 1) {
-						worst, where = d, name
-					}
-				}
-				if worst > c.tol {
-					t.Errorf("%d replicas: %s differs from 1 replica by %.3g, want ≤ %g", n, where, worst, c.tol)
-				}
-				t.Logf("%d replicas: worst relative difference %.3g (%s)", n, worst, where)
+				checkSameVariables(t, n, trainCNN(t, n, c.dt), want, c.tol)
 			}
 		})
 	}

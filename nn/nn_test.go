@@ -106,7 +106,8 @@ func TestDenseMisuse(t *testing.T) {
 		want string
 	}{
 		{"width", data.Zeros(4, 12), "strategy: replica 0: nn: dense: want input width 10, got 12"},
-		{"rank", data.Zeros(4, 2, 5), "strategy: replica 0: nn: dense: want input shape [batch, width], got [4 2 5]"},
+		{"rank", data.Zeros(4), "strategy: replica 0: nn: dense: want input shape [batch, ..., width], got [4]"},
+		{"rank 3 width", data.Zeros(4, 2, 5), "strategy: replica 0: nn: dense: want input width 10, got 5"},
 	}
 	for _, tt := range tests {
 		_, err := s.TryRun(step, tt.x)

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 
 	"github.com/gotrain/gotrain/gpu"
@@ -45,6 +46,8 @@ type optConfig struct {
 	weightDecay float64
 	clip        float64
 	schedule    Schedule
+	noDecay     []*regexp.Regexp       // WithoutDecay
+	decayIf     func(v *Variable) bool // WithDecayIf; nil: rank ≥ 2
 }
 
 func (c *optConfig) mark(name string) { c.given = append(c.given, name) }
@@ -82,6 +85,33 @@ func WithRho(rho float64) OptimizerOption {
 // PyTorch's).
 func WithWeightDecay(wd float64) OptimizerOption {
 	return func(c *optConfig) { c.mark("WithWeightDecay"); c.weightDecay = wd }
+}
+
+// WithoutDecay exempts from AdamW's weight decay the variables whose name
+// matches one of the regular expressions patterns anywhere (regexp's
+// MatchString, as Keras's exclude_from_weight_decay searches var_names):
+// "bias", "layer_norm", `^embedding/`. It panics with an error wrapping
+// ErrUsage if a pattern does not compile. It applies to NewAdamW only.
+func WithoutDecay(patterns ...string) OptimizerOption {
+	res := make([]*regexp.Regexp, len(patterns))
+	for i, p := range patterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			panic(usageError("WithoutDecay: pattern %q: %v", p, err))
+		}
+		res[i] = re
+	}
+	return func(c *optConfig) { c.mark("WithoutDecay"); c.noDecay = append(c.noDecay, res...) }
+}
+
+// WithDecayIf makes AdamW decay exactly the variables for which decay
+// returns true, instead of those of rank ≥ 2; WithoutDecay still exempts the
+// names it matches. decay(v) is called once per variable, when the
+// optimizer first meets it. WithDecayIf(func(*nn.Variable) bool { return
+// true }) decays every variable, as torch.optim.AdamW given all of a model's
+// parameters does. It applies to NewAdamW only.
+func WithDecayIf(decay func(v *Variable) bool) OptimizerOption {
+	return func(c *optConfig) { c.mark("WithDecayIf"); c.decayIf = decay }
 }
 
 // WithClipGlobalNorm makes every update first scale the step's gradients by
@@ -168,6 +198,11 @@ type optimizer struct {
 	// rules are element by element, so updating a variable in parts gives
 	// the same bits as updating it whole.
 	update func(step int, lr float64, g strategy.Grad, off int, slots []*Variable)
+	// track, when not nil, is called once for each variable the optimizer
+	// meets, when its slots are made (while a step is traced, or by Build):
+	// AdamW decides there whether the variable decays, so that the update,
+	// which replicas run concurrently, only reads that decision.
+	track func(v *Variable)
 	// rule is update on a GPU's copies (device.go), nil without -tags cuda.
 	rule   deviceRule
 	params map[*gpu.Device]*deviceParams // rule's parameter buffers, by device; made at first use
@@ -217,6 +252,9 @@ func (o *optimizer) slotsFor(s *strategy.Mirrored, v *Variable) []*Variable {
 		sl[i].SetTrainable(false)
 	}
 	o.slots[v] = sl
+	if o.track != nil {
+		o.track(v)
+	}
 	return sl
 }
 
@@ -510,38 +548,88 @@ func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
 }
 
 // AdamW is Adam with decoupled weight decay, as torch.optim.AdamW computes it
-// (see kernels.AdamWUpdate): each update first multiplies the weights by
-// 1 - lr·WeightDecay, with lr the update's (possibly scheduled) rate.
+// (see kernels.AdamWUpdate): each update first multiplies a decayed weight
+// by 1 - lr·WeightDecay, with lr the update's (possibly scheduled) rate.
+//
+// By default only variables of rank ≥ 2 decay: dense and convolution
+// kernels, embedding tables. Biases, normalization scales and offsets
+// (batch norm's γ and β, layer norm's) are vectors and do not. Decay pulls a
+// weight towards zero; that regularizes a matrix, which has many ways to fit
+// the data, but a bias or a scale is one number per unit whose size the
+// data fixes, and a norm's γ pulled to zero shrinks its whole layer. This is
+// what nanoGPT and the Hugging Face trainers configure by hand, with
+// PyTorch's two parameter groups; torch.optim.AdamW and Keras's AdamW decay
+// whatever they are given. WithDecayIf replaces the rule, WithoutDecay
+// exempts variables by name (Keras's exclude_from_weight_decay). A variable
+// that does not decay moves exactly as under Adam.
 type AdamW struct {
 	optimizer
 	LR, Beta1, Beta2, Epsilon, WeightDecay float64 // LR is used when no schedule is set
+
+	noDecay []*regexp.Regexp
+	decayIf func(v *Variable) bool
+	// decays records Decays(v) for each variable met, when its slots were
+	// made; the update only reads it, from every replica at once.
+	decays map[*Variable]bool
 }
 
 // NewAdamW returns an AdamW optimizer with learning rate lr. Options:
-// WithWeightDecay (default 0.01), WithBetas, WithEpsilon, WithClipGlobalNorm,
-// WithSchedule. It panics as NewAdam does, and if the weight decay is
-// negative.
+// WithWeightDecay (default 0.01), WithoutDecay, WithDecayIf, WithBetas,
+// WithEpsilon, WithClipGlobalNorm, WithSchedule. It panics as NewAdam does,
+// if the weight decay is negative, and if WithDecayIf is given nil.
 func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
-	c := configure("NewAdamW", lr, optConfig{beta1: 0.9, beta2: 0.999, eps: 1e-7, weightDecay: 0.01}, []string{"WithBetas", "WithEpsilon", "WithWeightDecay"}, opts)
+	c := configure("NewAdamW", lr, optConfig{beta1: 0.9, beta2: 0.999, eps: 1e-7, weightDecay: 0.01},
+		[]string{"WithBetas", "WithEpsilon", "WithWeightDecay", "WithoutDecay", "WithDecayIf"}, opts)
 	checkAdam("NewAdamW", c)
 	if c.weightDecay < 0 || math.IsNaN(c.weightDecay) {
 		panic(usageError("NewAdamW: want weight decay ≥ 0, got %g", c.weightDecay))
 	}
-	o := &AdamW{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps, WeightDecay: c.weightDecay}
+	if c.has("WithDecayIf") && c.decayIf == nil {
+		panic(usageError("NewAdamW: WithDecayIf: want a function, got nil"))
+	}
+	o := &AdamW{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps, WeightDecay: c.weightDecay,
+		noDecay: c.noDecay, decayIf: c.decayIf, decays: make(map[*Variable]bool)}
 	o.optimizer = newOptimizer("adamw", 2, c)
 	o.optimizer.lr = func() float64 { return o.LR }
+	o.track = func(v *Variable) { o.decays[v] = o.Decays(v) }
 	o.rule = adamWRule(o)
 	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
 		lr = o.pick(lr, o.LR)
 		m, v := slots[0], slots[1]
 		n := gradLen(g)
+		wd := o.decayOf(g.Var)
 		if g.F32 != nil {
-			kernels.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
+			kernels.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
 		} else {
-			kernels.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, o.WeightDecay, step)
+			kernels.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
 		}
 	}
 	return o
+}
+
+// Decays reports whether the optimizer's weight decay applies to v: by
+// default when v has rank ≥ 2, or as WithDecayIf decides, and never when
+// v's name matches a WithoutDecay pattern.
+func (o *AdamW) Decays(v *Variable) bool {
+	for _, re := range o.noDecay {
+		if re.MatchString(v.Name()) {
+			return false
+		}
+	}
+	if o.decayIf != nil {
+		return o.decayIf(v)
+	}
+	return len(v.Shape()) >= 2
+}
+
+// decayOf is the weight decay of v's update: WeightDecay, or 0 for a
+// variable that does not decay, whose update is then Adam's to the bit
+// (the kernels multiply by 1 - lr·0 = 1 exactly).
+func (o *AdamW) decayOf(v *Variable) float64 {
+	if o.decays[v] {
+		return o.WeightDecay
+	}
+	return 0
 }
 
 // RMSprop is RMSprop (centered=False) as torch.optim.RMSprop computes it,

@@ -79,6 +79,8 @@ func (o *refOpt) step(w, g []float64) {
 	}
 }
 
+func decayAll(*nn.Variable) bool { return true }
+
 func constLR(lr float64) func(int) float64 { return func(int) float64 { return lr } }
 
 func TestOptimizersMatchPyTorchLoops(t *testing.T) {
@@ -93,7 +95,11 @@ func TestOptimizersMatchPyTorchLoops(t *testing.T) {
 		{"sgd-momentum", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9)) }, &refOpt{kind: "sgd", lr: constLR(0.1), mu: 0.9}},
 		{"sgd-nesterov", func() nn.Optimizer { return nn.NewSGD(0.1, nn.WithMomentum(0.9), nn.WithNesterov()) }, &refOpt{kind: "sgd", lr: constLR(0.1), mu: 0.9, nesterov: true}},
 		{"adam", func() nn.Optimizer { return nn.NewAdam(0.05, nn.WithEpsilon(1e-8)) }, &refOpt{kind: "adam", lr: constLR(0.05), b1: 0.9, b2: 0.999, eps: 1e-8}},
-		{"adamw", func() nn.Optimizer { return nn.NewAdamW(0.05, nn.WithWeightDecay(0.1), nn.WithBetas(0.8, 0.99)) },
+		// PyTorch's AdamW decays every parameter given; gotrain's, matrices
+		// only unless told (these variables are vectors).
+		{"adamw", func() nn.Optimizer {
+			return nn.NewAdamW(0.05, nn.WithWeightDecay(0.1), nn.WithBetas(0.8, 0.99), nn.WithDecayIf(decayAll))
+		},
 			&refOpt{kind: "adamw", lr: constLR(0.05), b1: 0.8, b2: 0.99, eps: 1e-7, wd: 0.1}},
 		{"rmsprop", func() nn.Optimizer { return nn.NewRMSprop(0.01) }, &refOpt{kind: "rmsprop", lr: constLR(0.01), rho: 0.9, eps: 1e-7}},
 		{"rmsprop-momentum", func() nn.Optimizer { return nn.NewRMSprop(0.01, nn.WithMomentum(0.5), nn.WithRho(0.8)) },
@@ -102,7 +108,7 @@ func TestOptimizersMatchPyTorchLoops(t *testing.T) {
 		{"adam-cosine-warmup", func() nn.Optimizer { return nn.NewAdam(0, nn.WithSchedule(cosine)) },
 			&refOpt{kind: "adam", lr: sched, b1: 0.9, b2: 0.999, eps: 1e-7}},
 		{"adamw-schedule-clip", func() nn.Optimizer {
-			return nn.NewAdamW(0, nn.WithSchedule(nn.StepDecay{Initial: 0.1, Factor: 0.5, Every: 2}), nn.WithClipGlobalNorm(1))
+			return nn.NewAdamW(0, nn.WithSchedule(nn.StepDecay{Initial: 0.1, Factor: 0.5, Every: 2}), nn.WithClipGlobalNorm(1), nn.WithDecayIf(decayAll))
 		}, &refOpt{kind: "adamw", lr: func(t int) float64 { return 0.1 * math.Pow(0.5, float64((t-1)/2)) }, b1: 0.9, b2: 0.999, eps: 1e-7, wd: 0.01, clip: 1}},
 	}
 	// loss = Σ a·w² + b·w + c·w³ over two variables: gradients 2aw + b + 3cw².
@@ -259,7 +265,8 @@ func ExampleNewAdamW() {
 	var w *nn.Variable
 	var opt *nn.AdamW
 	s.Scope(func() {
-		w = strategy.CreateVariable("w", []int{1}, []float64{1})
+		// A matrix: AdamW decays rank ≥ 2 variables by default.
+		w = strategy.CreateVariable("w", []int{1, 1}, []float64{1})
 		opt = nn.NewAdamW(0.1, nn.WithWeightDecay(0.5))
 	})
 	// A zero loss gradient: only the decoupled weight decay moves w.

@@ -87,24 +87,20 @@ func (m *Sequential) OutputShape(inputShape []int) []int {
 	return shape
 }
 
-// Variables returns every layer's variables, in layer order.
+// Variables returns every layer's variables, in layer order, each once (a
+// layer added twice shares its weights).
 func (m *Sequential) Variables() []*Variable {
 	var vs []*Variable
+	seen := make(map[*Variable]bool)
 	for _, l := range m.layers {
-		vs = append(vs, l.Variables()...)
+		vs = appendUnique(vs, seen, l.Variables())
 	}
 	return vs
 }
 
 // TrainableVariables returns every layer's trainable variables, in layer
-// order; empty until the model is built.
-func (m *Sequential) TrainableVariables() []*Variable {
-	var vs []*Variable
-	for _, l := range m.layers {
-		vs = append(vs, l.TrainableVariables()...)
-	}
-	return vs
-}
+// order, each once; empty until the model is built.
+func (m *Sequential) TrainableVariables() []*Variable { return trainable(m.Variables()) }
 
 // SetTrainable freezes or unfreezes every layer (keras: model.trainable).
 // Layers added later keep their own setting.
