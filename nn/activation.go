@@ -24,9 +24,14 @@ const (
 	GELU
 	// Softmax normalizes the last axis to probabilities.
 	Softmax
+	// GELUTanh is GELU's tanh approximation (GPT-2's; Keras's
+	// approximate=True, PyTorch's approximate="tanh").
+	GELUTanh
+	// SiLU is x·sigmoid(x) (swish).
+	SiLU
 )
 
-var activationNames = [...]string{"linear", "relu", "tanh", "sigmoid", "gelu", "softmax"}
+var activationNames = [...]string{"linear", "relu", "tanh", "sigmoid", "gelu", "softmax", "gelu_tanh", "silu"}
 
 func (a Activation) String() string {
 	if a >= 0 && int(a) < len(activationNames) {
@@ -51,6 +56,10 @@ func (a Activation) fused() (graph.Activation, bool) {
 		return graph.GELU, false
 	case Softmax:
 		return graph.Linear, true
+	case GELUTanh:
+		return graph.GELUTanh, false
+	case SiLU:
+		return graph.SiLU, false
 	}
 	panic(usageError("unknown activation %d", int(a)))
 }

@@ -14,8 +14,9 @@ type DenseLayer struct {
 	units  int
 	act    Activation
 	useB   bool
-	kernel *Variable // nil until built
-	bias   *Variable // nil until built or without bias
+	init   Initializer // the kernel's; nil: Glorot uniform
+	kernel *Variable   // nil until built
+	bias   *Variable   // nil until built or without bias
 }
 
 // Dense returns a fully connected layer with the given number of units and
@@ -26,7 +27,7 @@ func Dense(units int, act ...Activation) *DenseLayer {
 	return DenseWith(units, act, nil)
 }
 
-// DenseWith is Dense with options: Named, WithoutBias.
+// DenseWith is Dense with options: Named, WithoutBias, KernelInitializer.
 func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
 	if units < 1 {
 		panic(usageError("Dense: want at least 1 unit, got %d", units))
@@ -40,8 +41,8 @@ func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
 		d.act.fused() // panics on an unknown activation
 	}
 	var c layerConfig
-	c.apply("Dense", opts, "Named", "WithoutBias")
-	d.name, d.useB = c.name, !c.noBias
+	c.apply("Dense", opts, "Named", "WithoutBias", "KernelInitializer")
+	d.name, d.useB, d.init = c.name, !c.noBias, c.init
 	if d.name == "" {
 		d.name = strategy.UniqueName("dense")
 	}
@@ -71,7 +72,7 @@ func (d *DenseLayer) Build(inputShape []int) {
 	in := inputShape[len(inputShape)-1]
 	d.checkAlloc("kernel", []int{in, d.units})
 	kname := d.name + "/kernel"
-	d.kernel = d.newWeight("kernel", []int{in, d.units}, GlorotUniform(kname, in, d.units))
+	d.kernel = d.newWeight("kernel", []int{in, d.units}, initial(d.init, GlorotUniformInit{}, kname, []int{in, d.units}))
 	if d.useB {
 		d.bias = d.newWeight("bias", []int{d.units}, nil)
 	}

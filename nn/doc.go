@@ -100,8 +100,3 @@
 // replica. Layers, models and optimizers are not safe for concurrent use, but
 // the strategy traces replicas one at a time.
 package nn
-
-// BUG(nn): PositionEmbedding serves a sequence shorter than its table only
-// when the length divides the table's (graph has no slice op nor constant
-// ids yet), and EmbeddingLayer.Attend panics (graph exports no product with
-// a transposed operand yet); both wait on issue 22's graph ops.

@@ -14,27 +14,29 @@ type EmbeddingLayer struct{ tableLayer }
 type tableLayer struct {
 	layerBase
 	rows, dim int
-	table     *Variable // nil until built
+	init      Initializer // nil: uniform in ±0.05
+	table     *Variable   // nil until built
 }
 
 // newTableLayer checks the sizes for the constructor ctor, whose row count
-// is called rowsName, and applies the options (Named only); base is the
-// name to make unique when none is given.
+// is called rowsName, and applies the options (Named, KernelInitializer);
+// base is the name to make unique when none is given.
 func newTableLayer(ctor, base, rowsName string, rows, dim int, opts []LayerOption) tableLayer {
 	if rows < 1 || dim < 1 {
 		panic(usageError("%s: want %s ≥ 1 and dim ≥ 1, got %d and %d", ctor, rowsName, rows, dim))
 	}
 	var c layerConfig
-	c.apply(ctor, opts, "Named")
+	c.apply(ctor, opts, "Named", "KernelInitializer")
 	if c.name == "" {
 		c.name = strategy.UniqueName(base)
 	}
-	return tableLayer{layerBase: newBase(c.name), rows: rows, dim: dim}
+	return tableLayer{layerBase: newBase(c.name), rows: rows, dim: dim, init: c.init}
 }
 
 // Embedding returns an embedding layer for ids in [0, vocab) and vectors of
-// width dim, named embedding, embedding_1, ... unless Named. It panics if
-// vocab or dim is < 1 or on an option other than Named.
+// width dim, named embedding, embedding_1, ... unless Named. Options: Named,
+// KernelInitializer (of the table). It panics if vocab or dim is < 1 or on
+// an option it does not take.
 func Embedding(vocab, dim int, opts ...LayerOption) *EmbeddingLayer {
 	return &EmbeddingLayer{newTableLayer("Embedding", "embedding", "vocab", vocab, dim, opts)}
 }
@@ -43,18 +45,26 @@ func Embedding(vocab, dim int, opts ...LayerOption) *EmbeddingLayer {
 func (l *tableLayer) Built() bool { return l.table != nil }
 
 // Build creates the table, uniform in ±0.05 as Keras initializes an
-// embedding.
+// embedding unless KernelInitializer gave another initializer.
 func (l *tableLayer) Build([]int) {
 	if l.Built() {
 		return
 	}
-	l.checkAlloc("embeddings", []int{l.rows, l.dim})
-	rng := initStream(l.name + "/embeddings")
-	init := make([]float64, l.rows*l.dim)
-	for i := range init {
-		init[i] = (2*rng.Float64() - 1) * 0.05
+	shape := []int{l.rows, l.dim}
+	l.checkAlloc("embeddings", shape)
+	l.table = l.newWeight("embeddings", shape, initial(l.init, uniformInit{0.05}, l.name+"/embeddings", shape))
+}
+
+// uniformInit draws uniformly from ±limit.
+type uniformInit struct{ limit float64 }
+
+func (u uniformInit) Initial(name string, shape []int) []float64 {
+	rng := initStream(name)
+	vals := make([]float64, elements(shape))
+	for i := range vals {
+		vals[i] = (2*rng.Float64() - 1) * u.limit
 	}
-	l.table = l.newWeight("embeddings", []int{l.rows, l.dim}, init)
+	return vals
 }
 
 // Variables returns the table (once built).
@@ -96,21 +106,23 @@ func (l *EmbeddingLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training 
 // It builds the table if Call has not.
 //
 // It panics with an error wrapping ErrShape if x has rank below 2 or a last
-// axis other than dim, and for now always with an error wrapping ErrUsage:
-// graph has no exported product with a transposed operand yet.
+// axis other than dim.
 func (l *EmbeddingLayer) Attend(ctx *strategy.ReplicaContext, x *Tensor) *Tensor {
 	if x == nil {
 		panic(usageError("%s: Attend: want an input tensor, got nil", l.name))
 	}
 	shape := x.Shape()
-	if len(shape) < 2 || shape[len(shape)-1] != l.dim {
+	last := len(shape) - 1
+	if len(shape) < 2 || shape[last] != l.dim {
 		panic(shapeError("%s: Attend: want input shape [batch, ..., %d], got %v", l.name, l.dim, shape))
 	}
-	// TODO(issue 22): with graph's transposed product MatMulT(a, b) = a·bᵀ,
-	// build the table (l.Build(nil)) and return
-	// Reshape(MatMulT(Reshape(x, rows, dim), Var(table)), shape[:last]..., vocab);
-	// TestEmbeddingAttendTied then runs instead of skipping.
-	panic(usageError("%s: Attend: x·tableᵀ needs a matrix product with a transposed operand, which graph does not export yet (issue 22)", l.name))
+	l.Build(nil)
+	g := graphOf(ctx, x)
+	restore := g.SetScope(l.name)
+	defer restore()
+	rows := x.Len() / l.dim
+	out := append(append([]int(nil), shape[:last]...), l.rows)
+	return graph.Reshape(graph.MatMulT(graph.Reshape(x, rows, l.dim), g.Var(l.table), false, true), out...)
 }
 
 // PositionEmbeddingLayer is a trainable table [maxLen, dim] of position
@@ -122,8 +134,8 @@ type PositionEmbeddingLayer struct{ tableLayer }
 // PositionEmbedding returns a position embedding for sequences of up to
 // maxLen steps and vectors of width dim, named position_embedding,
 // position_embedding_1, ... unless Named. Its table starts uniform in
-// ±0.05, as Embedding's. It panics if maxLen or dim is < 1 or on an option
-// other than Named.
+// ±0.05, as Embedding's, unless KernelInitializer says otherwise. It panics
+// if maxLen or dim is < 1 or on an option it does not take.
 func PositionEmbedding(maxLen, dim int, opts ...LayerOption) *PositionEmbeddingLayer {
 	return &PositionEmbeddingLayer{newTableLayer("PositionEmbedding", "position_embedding", "maxLen", maxLen, dim, opts)}
 }
@@ -143,8 +155,7 @@ func (l *PositionEmbeddingLayer) OutputShape(in []int) []int {
 // Its gradient sums into the rows read.
 //
 // It panics with an error wrapping ErrShape if x has rank below 2 or 3 with
-// a last axis other than dim, or T is more than maxLen, and with ErrUsage if
-// T is less than maxLen without dividing it (see the BUG note).
+// a last axis other than dim, or T is more than maxLen.
 func (l *PositionEmbeddingLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
 	if x == nil {
 		panic(usageError("%s: want an input tensor, got nil", l.name))
@@ -162,20 +173,10 @@ func (l *PositionEmbeddingLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, t
 	restore := g.SetScope(l.name)
 	defer restore()
 	table := g.Var(l.table)
-	switch {
-	case t == l.rows:
+	if t == l.rows {
 		return table
-	case t > 0 && l.rows%t == 0:
-		// Rows 0..T-1 are the first row of the table seen as
-		// [maxLen/T, T·dim]: one Gather of a constant id, no slice op.
-		// TODO(issue 22): Gather(table, constant ids 0..T-1) once graph
-		// has constants other than fills, or a slice op; the BUG note goes.
-		rows := graph.Gather(graph.Reshape(table, l.rows/t, t*l.dim), g.Const(0, 1))
-		return graph.Reshape(rows, t, l.dim)
 	}
-	panic(usageError("%s: a sequence of %d steps needs rows 0..%d of the table's %d, which graph cannot cut out yet unless %d divides %d (issue 22); "+
-		"feed sequences of %d steps, padded at the end (a causal model's outputs at the real steps do not depend on the padding)",
-		l.name, t, t-1, l.rows, t, l.rows, l.rows))
+	return graph.Slice(table, 0, 0, t)
 }
 
 // MaxLen returns the longest sequence the table covers.

@@ -50,6 +50,17 @@ func TestDenseActivations(t *testing.T) {
 		nn.Sigmoid: func(z []float64) []float64 {
 			return apply(z, func(v float64) float64 { return 1 / (1 + math.Exp(-v)) })
 		},
+		nn.GELU: func(z []float64) []float64 {
+			return apply(z, func(v float64) float64 { return 0.5 * v * (1 + math.Erf(v/math.Sqrt2)) })
+		},
+		nn.GELUTanh: func(z []float64) []float64 {
+			return apply(z, func(v float64) float64 {
+				return 0.5 * v * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(v+0.044715*v*v*v)))
+			})
+		},
+		nn.SiLU: func(z []float64) []float64 {
+			return apply(z, func(v float64) float64 { return v / (1 + math.Exp(-v)) })
+		},
 		nn.Softmax: func(z []float64) []float64 {
 			out := make([]float64, len(z))
 			for r := 0; r < len(z); r += 2 {
