@@ -100,6 +100,9 @@ func maskedSum(perExample *Tensor) *Tensor {
 // SparseCategoricalCrossentropy is the cross-entropy between integer class
 // labels [batch] (or [batch, 1]) and predictions [batch, classes]: logits when
 // FromLogits, else probabilities (keras.losses.SparseCategoricalCrossentropy).
+// For a sequence model, labels [batch, steps...] and predictions [batch,
+// steps..., classes] give each example the mean of its steps' losses, so
+// that ComputeAverageLoss is the mean over every step of the global batch.
 type SparseCategoricalCrossentropy struct {
 	FromLogits bool
 	Reduction  Reduction
@@ -117,15 +120,15 @@ func (l SparseCategoricalCrossentropy) Call(yTrue, yPred *Tensor, sampleWeight .
 		panic(usageError("%s: want labels and predictions, got %v and %v", name, yTrue, yPred))
 	}
 	ls, ps := yTrue.Shape(), yPred.Shape()
-	if len(ps) != 2 {
-		panic(shapeError("%s: want predictions [batch, classes], got %v", name, ps))
+	if len(ps) < 2 {
+		panic(shapeError("%s: want predictions [batch, classes] or [batch, steps..., classes], got %v", name, ps))
 	}
-	if len(ls) == 2 && ls[1] == 1 {
-		yTrue = graph.Reshape(yTrue, ls[0])
-		ls = ls[:1]
+	if len(ls) == len(ps) && ls[len(ls)-1] == 1 {
+		ls = ls[:len(ls)-1]
+		yTrue = graph.Reshape(yTrue, ls...)
 	}
-	if len(ls) != 1 || ls[0] != ps[0] {
-		panic(shapeError("%s: want labels [%d] for predictions %v, got %v", name, ps[0], ps, ls))
+	if !slices.Equal(ls, ps[:len(ps)-1]) {
+		panic(shapeError("%s: want labels %v for predictions %v, got %v", name, ps[:len(ps)-1], ps, ls))
 	}
 	g := yPred.Graph()
 	restore := g.SetScope(name)
@@ -136,7 +139,17 @@ func (l SparseCategoricalCrossentropy) Call(yTrue, yPred *Tensor, sampleWeight .
 		// normalized p; the epsilon keeps log finite, like Keras's clipping.
 		logits = graph.Log(graph.Add(yPred, g.Const(1e-7)))
 	}
-	return l.Reduction.reduce(name, graph.SparseSoftmaxCrossEntropy(yTrue, logits), sampleWeight)
+	if len(ps) == 2 {
+		return l.Reduction.reduce(name, graph.SparseSoftmaxCrossEntropy(yTrue, logits), sampleWeight)
+	}
+	// A sequence: each example's loss is the mean over its steps, so that
+	// ComputeAverageLoss gives the mean over every step of the global batch
+	// and the batch mask still masks whole examples.
+	rows := yTrue.Len()
+	classes := ps[len(ps)-1]
+	perStep := graph.SparseSoftmaxCrossEntropy(graph.Reshape(yTrue, rows), graph.Reshape(logits, rows, classes))
+	perExample := graph.MeanAxes(graph.Reshape(perStep, ps[0], rows/max(ps[0], 1)), false, 1)
+	return l.Reduction.reduce(name, perExample, sampleWeight)
 }
 
 // ComputeAverageLoss returns sum(perExample · w · mask) / globalBatchSize: the

@@ -242,3 +242,45 @@ func TestEmbeddingAttendTied(t *testing.T) {
 	p.prog.Feed(ids, []float64{0, 4, 2, 2, 1, 0})
 	p.check(t, e.Table())
 }
+
+// TestSparseCrossentropySequence: labels [batch, steps] and logits [batch,
+// steps, classes] give each example the mean of its steps' losses, with
+// gradients by finite differences; a label shape that does not fit is
+// refused naming both.
+func TestSparseCrossentropySequence(t *testing.T) {
+	const b, steps, classes = 2, 3, 4
+	g := graph.New(graph.Float64)
+	y := g.Placeholder("y", b, steps)
+	x := g.Placeholder("logits", b, steps, classes)
+	loss := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}.Call(y, x)
+	if got := fmt.Sprint(loss.Shape()); got != "[2]" {
+		t.Fatalf("per-example loss shape %s, want [2]", got)
+	}
+	labels := []float64{0, 3, 1, 2, 2, 0}
+	xv := randomValues(9, b*steps*classes)
+	p := newGradProgram(t, loss, x, xv)
+	p.prog.Feed(y, labels)
+	p.eval(t)
+	got := p.prog.Value(loss)
+	for e := range b {
+		var want float64
+		for s := range steps {
+			row := xv[(e*steps+s)*classes : (e*steps+s+1)*classes]
+			var z float64
+			for _, v := range row {
+				z += math.Exp(v)
+			}
+			want += (math.Log(z) - row[int(labels[e*steps+s])]) / steps
+		}
+		if math.Abs(got[e]-want) > 1e-12 {
+			t.Errorf("loss[%d] = %v, want %v", e, got[e], want)
+		}
+	}
+	p.check(t)
+	err, _ := panics(func() {
+		nn.SparseCategoricalCrossentropy{FromLogits: true}.Call(g.Placeholder("y2", b, 5), x)
+	}).(error)
+	if !errors.Is(err, nn.ErrShape) || err.Error() != "nn: sparse_categorical_crossentropy: want labels [2 3] for predictions [2 3 4], got [2 5]" {
+		t.Errorf("mismatched labels: panic %v", err)
+	}
+}
