@@ -1,0 +1,328 @@
+package gpt_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/loopback"
+	"github.com/gotrain/gotrain/models/gpt"
+	"github.com/gotrain/gotrain/nn"
+	"github.com/gotrain/gotrain/strategy"
+)
+
+// tiny is the test model: every part of the small GPT, at a size that
+// trains in milliseconds.
+var tiny = gpt.Config{Vocab: 13, Context: 8, Layers: 2, Heads: 2, Width: 16}
+
+// envWorker makes this test binary one worker of a loopback cluster
+// ("RANK SIZE SOCKET OUT CASE").
+const envWorker = "GOTRAIN_GPT_TEST_WORKER"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(envWorker); spec != "" {
+		os.Exit(workerMain(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// equivCase is one optimizer and dtype the equivalence runs.
+type equivCase struct {
+	Name string
+	F64  bool
+	Adam bool
+}
+
+func (c equivCase) dtype() graph.DType {
+	if c.F64 {
+		return graph.Float64
+	}
+	return graph.Float32
+}
+
+// optimizer is AdamW clipped at global norm 1 (the benchmark's) or SGD
+// with momentum.
+func (c equivCase) optimizer() nn.Optimizer {
+	if c.Adam {
+		return nn.NewAdamW(3e-3, nn.WithBetas(0.9, 0.99), nn.WithWeightDecay(0.1), nn.WithClipGlobalNorm(1))
+	}
+	return nn.NewSGD(0.3, nn.WithMomentum(0.9))
+}
+
+// train trains tiny for 8 steps on global batches of 6 windows (4 steps an
+// epoch, 2 epochs) and returns every variable of the strategy by name.
+func train(t testing.TB, c equivCase, opts ...strategy.Option) map[string][]float64 {
+	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithDType(c.dtype()), strategy.WithSeed(11)}, opts...)...)
+	defer s.Close()
+	r := rand.New(rand.NewPCG(1, 2))
+	text := make([]int, 300)
+	for i := range text {
+		text[i] = r.IntN(tiny.Vocab)
+	}
+	ds, err := data.TextWindows(text, tiny.Context, 24, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model *gpt.GPT
+	var opt nn.Optimizer
+	s.Scope(func() {
+		model, err = gpt.New("gpt", tiny)
+		opt = c.optimizer()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
+		return loss
+	}
+	steps := 0
+	for it := s.DistributeDataset(ds.Batch(6).Repeat(2)).Iter(); it.Next(); steps++ {
+		if _, err := s.TryRun(step, it.Batch()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if steps != 8 {
+		t.Fatalf("%d steps, want 8", steps)
+	}
+	out := map[string][]float64{}
+	for _, v := range s.Variables() {
+		out[v.Name()] = v.Value()
+	}
+	return out
+}
+
+// worst returns the largest difference of got from want, relative to
+// max(1, max |want|) per variable, and where.
+func worst(t *testing.T, got, want map[string][]float64) (float64, string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d variables, want %d", len(got), len(want))
+	}
+	d, where := 0.0, ""
+	for name, w := range want {
+		g := got[name]
+		scale, m := 1.0, 0.0
+		for i := range w {
+			scale = max(scale, math.Abs(w[i]))
+			if math.IsNaN(g[i]) {
+				return math.Inf(1), name
+			}
+			m = max(m, math.Abs(g[i]-w[i]))
+		}
+		if m/scale > d {
+			d, where = m/scale, name
+		}
+	}
+	return d, where
+}
+
+// cases are the optimizers and dtypes of the equivalence, each with its
+// tolerance against one replica: the MLP's (strategy's equivalence tests).
+// float32 AdamW measured 6e-8 here; Adam can move a gradient element near
+// zero by about lr whichever way its rounding goes, which the global-norm
+// clip and this model's gradients keep away from.
+var cases = []struct {
+	equivCase
+	tol float64
+}{
+	{equivCase{Name: "f64-sgd", F64: true}, 1e-12},
+	{equivCase{Name: "f64-adamw", F64: true, Adam: true}, 1e-12},
+	{equivCase{Name: "f32-sgd"}, 1e-5},
+	{equivCase{Name: "f32-adamw", Adam: true}, 1e-5},
+}
+
+// TestReplicasMatchOneReplica: the GPT trained on 2 and 3 replicas, and on
+// 2 workers of one replica each (a loopback cluster of processes), ends
+// with one replica's weights and optimizer state.
+func TestReplicasMatchOneReplica(t *testing.T) {
+	var workers map[string]map[string][]float64
+	var werr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); workers, werr = runWorkers(t, 2) }()
+	defer wg.Wait()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			want := train(t, c.equivCase, strategy.WithReplicas(1))
+			if _, ok := want["gpt/block_1/attn/query/kernel"]; !ok {
+				t.Fatalf("no gpt/block_1/attn/query/kernel among the variables")
+			}
+			for _, n := range []int{2, 3} {
+				d, where := worst(t, train(t, c.equivCase, strategy.WithReplicas(n)), want)
+				t.Logf("%d replicas: worst relative difference %.3g (%s)", n, d, where)
+				if d > c.tol {
+					t.Errorf("%d replicas: %s differs from 1 replica by %.3g, want ≤ %g", n, where, d, c.tol)
+				}
+			}
+			wg.Wait()
+			if werr != nil {
+				t.Fatal(werr)
+			}
+			d, where := worst(t, workers[c.Name], want)
+			t.Logf("2 workers x 1 replica: worst relative difference %.3g (%s)", d, where)
+			if d > c.tol {
+				t.Errorf("2 workers x 1 replica: %s differs from 1 replica by %.3g, want ≤ %g", where, d, c.tol)
+			}
+		})
+	}
+}
+
+// runWorkers runs every case on size worker processes of one loopback
+// cluster and returns worker 0's variables per case (every worker holds the
+// same: the test checks that too).
+func runWorkers(t *testing.T, size int) (map[string]map[string][]float64, error) {
+	dir := t.TempDir()
+	res := make([]map[string]map[string][]float64, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := filepath.Join(dir, fmt.Sprintf("out%d.json", r))
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %s %s", envWorker, r, size, filepath.Join(dir, "s"), out))
+			if log, err := cmd.CombinedOutput(); err != nil {
+				errs[r] = fmt.Errorf("worker %d: %v\n%s", r, err, log)
+				return
+			}
+			b, err := os.ReadFile(out)
+			if err == nil {
+				err = json.Unmarshal(b, &res[r])
+			}
+			errs[r] = err
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for r := 1; r < size; r++ {
+		for name, vars := range res[0] {
+			for v, vals := range vars {
+				if fmt.Sprint(res[r][name][v]) != fmt.Sprint(vals) {
+					return nil, fmt.Errorf("case %s: worker %d's %s differs from worker 0's", name, r, v)
+				}
+			}
+		}
+	}
+	return res[0], nil
+}
+
+// workerMain is one worker process: every case on one replica of a
+// multi-worker strategy.
+func workerMain(spec string) int {
+	var rank, size int
+	var sock, out string
+	if _, err := fmt.Sscan(spec, &rank, &size, &sock, &out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	c, err := loopback.Join(sock, rank, size, 30*time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	res := map[string]map[string][]float64{}
+	tb := &workerTB{}
+	for _, cs := range cases {
+		res[cs.Name] = train(tb, cs.equivCase, strategy.WithCluster(c), strategy.WithReplicas(1))
+	}
+	b, _ := json.Marshal(res)
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// workerTB is the testing.TB of a worker process: a failure ends it.
+type workerTB struct{ testing.TB }
+
+func (*workerTB) Fatal(args ...any) { fmt.Fprintln(os.Stderr, args...); os.Exit(1) }
+func (*workerTB) Helper()           {}
+
+// TestBadInput: the errors a user of the model meets name what was wrong,
+// and the model trains on after each.
+func TestBadInput(t *testing.T) {
+	if _, err := gpt.New("g", gpt.Config{Vocab: 10, Context: 8, Layers: 1, Heads: 3, Width: 16}); err == nil ||
+		err.Error() != "gpt: want Heads dividing Width, got 3 heads for a width of 16" {
+		t.Errorf("3 heads for 16: %v", err)
+	}
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var model *gpt.GPT
+	s.Scope(func() { model, _ = gpt.New("g", tiny) })
+	fwd := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return model.Call(ctx, x, false) }
+	batch := func(steps int) any {
+		it := s.DistributeDataset(data.FromTensorSlices(data.NewTensor([]int{2, steps}, make([]float64, 2*steps))).Batch(2)).Iter()
+		it.Next()
+		return it.Batch()
+	}
+	_, err := s.TryRun(fwd, batch(9))
+	if !errors.Is(err, nn.ErrShape) || !strings.Contains(err.Error(), "sequence of 9 longer than the table's 8 positions") {
+		t.Errorf("a sequence of 9 for a context of 8: %v", err)
+	}
+	res, err := s.TryRun(fwd, batch(8))
+	if err != nil {
+		t.Fatalf("the model after the error: %v", err)
+	}
+	if got := fmt.Sprint(res.Values()[0].Shape); got != "[1 8 13]" {
+		t.Errorf("logits of a replica %s, want [1 8 13]", got)
+	}
+}
+
+// ExampleGPT trains the tiny GPT on a repeating text for a few steps on 2
+// replicas and then generates from it.
+func ExampleGPT() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithSeed(1))
+	defer s.Close()
+	text := strings.Repeat("abcdefg ", 40)
+	vocab := data.NewCharVocab(text)
+	ids, _ := vocab.Encode(text)
+	ds, _ := data.TextWindows(ids, 8, -1, 1)
+	var model *gpt.GPT
+	var opt nn.Optimizer
+	s.Scope(func() {
+		model, _ = gpt.New("gpt", gpt.Config{Vocab: vocab.Size(), Context: 8, Layers: 1, Heads: 2, Width: 16})
+		opt = nn.NewAdamW(1e-2)
+	})
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
+		return loss
+	}
+	it := s.DistributeDataset(ds.Batch(8)).Iter()
+	var first, last float64
+	for i := range 150 {
+		it.Next()
+		loss := s.Reduce(strategy.Sum, s.Run(step, it.Batch())).Scalar()
+		if i == 0 {
+			first = loss
+		}
+		last = loss
+	}
+	fmt.Println("loss fell below a tenth:", last < first/10)
+	prompt, _ := vocab.Encode("abc")
+	out, _ := nn.NewGenerator(model, 8).Generate(prompt, 12, nn.Temperature(0))
+	fmt.Printf("%q\n", vocab.Decode(out))
+	// Output:
+	// loss fell below a tenth: true
+	// "defg abcdefg"
+}
