@@ -45,7 +45,7 @@ go test -count=1 -tags invariants ./strategy/ ./nn/
 
 section "GPU path on fake CUDA libraries (-tags cuda; gpu/testdata/fake, built by the tests)"
 # gg is left out: gorgonia's own cuda tag needs cuda.h.
-cudapkgs=(./gpu/... ./kernels/ ./graph/ ./strategy/ ./nn/)
+cudapkgs=(./gpu/... ./kernels/ ./graph/ ./strategy/ ./nn/ ./models/...)
 go vet -tags cuda "${cudapkgs[@]}"
 CGO_ENABLED=0 go vet -tags cuda,noopenblas "${cudapkgs[@]}"
 go test -count=1 -race -tags cuda "${cudapkgs[@]}"

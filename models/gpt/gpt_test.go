@@ -30,11 +30,13 @@ var tiny = gpt.Config{Vocab: 13, Context: 8, Layers: 2, Heads: 2, Width: 16}
 // ("RANK SIZE SOCKET OUT CASE").
 const envWorker = "GOTRAIN_GPT_TEST_WORKER"
 
-func TestMain(m *testing.M) {
+// runTests is TestMain's body: the worker process, or the tests under
+// main (goleak's, and the GPU fakes' under -tags cuda).
+func runTests(m *testing.M, main func(*testing.M)) {
 	if spec := os.Getenv(envWorker); spec != "" {
 		os.Exit(workerMain(spec))
 	}
-	os.Exit(m.Run())
+	main(m)
 }
 
 // equivCase is one optimizer and dtype the equivalence runs.
