@@ -163,6 +163,9 @@ func (s *Mirrored) lookup(stepFn any, fn reflect.Value, in *stepInputs) (*trace,
 	if i := s.traces.match(tr, &key); i >= 0 {
 		e := &s.traces.entries[i]
 		e.key.code, e.key.closure, e.fn = key.code, key.closure, stepFn
+		// The trace now answers to a function that may read other
+		// variables: watch those, as they are now that it has traced.
+		e.tr.deps.watch(key.code)
 		return s.traces.front(i), nil
 	}
 	for i := range s.traces.entries {

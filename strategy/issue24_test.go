@@ -121,3 +121,31 @@ func TestIssue24SteadyRunAllocs(t *testing.T) {
 		t.Errorf("a Run of a watched step allocates %v times, of an unwatched one %v", watchedAllocs, unwatchedAllocs)
 	}
 }
+
+var i24Scale2 float64
+
+func i24ScaleStep2(x *nn.Tensor) *nn.Tensor { return graph.Scale(graph.Sum(x), i24Scale2) }
+
+func init() {
+	stepdeps.Register(i24ScaleStep2, "i24ScaleStep2", stepdeps.Var(&i24Scale2, "i24Scale2"))
+}
+
+// TestIssue24LookalikeWatchesItsOwnVariables: a step function whose graph
+// repeats a cached trace's reuses that trace, which then watches the new
+// function's variables, not the old one's.
+func TestIssue24LookalikeWatchesItsOwnVariables(t *testing.T) {
+	var warn strings.Builder
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64), strategy.WithWarnings(&warn))
+	defer closeStrategy(t, s)
+	in := s.Broadcast(data.NewTensor([]int{2}, []float64{1, 2}))
+	i24Scale, i24Scale2 = 1, 1
+	s.Run(i24ScaleStep, in)
+	s.Run(i24ScaleStep2, in) // the same graph: i24ScaleStep's trace answers
+	i24Scale2 = 2
+	if got := s.Reduce(strategy.Sum, s.Run(i24ScaleStep2, in)).Scalar(); got != 12 {
+		t.Errorf("after i24Scale2 = 2: %v, want 12", got)
+	}
+	if want := "strategy: retracing i24ScaleStep2: i24Scale2 changed since it was traced\n"; warn.String() != want {
+		t.Errorf("warnings:\n%q\nwant\n%q", warn.String(), want)
+	}
+}
