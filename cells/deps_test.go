@@ -11,11 +11,11 @@ import (
 	"github.com/gotrain/gotrain/internal/stepdeps"
 )
 
-// TestDeps checks what the cells' functions register as the session
+// TestIssue24Deps checks what the cells' functions register as the session
 // variables they read (issue 24): each case's cells run in order, the last
 // one's value is a function, and stepdeps.Watch must find these variables
 // for it, as a strategy does when it traces that function.
-func TestDeps(t *testing.T) {
+func TestIssue24Deps(t *testing.T) {
 	tests := []struct {
 		name  string
 		cells []string
@@ -60,8 +60,8 @@ func TestDeps(t *testing.T) {
 	}
 }
 
-// TestDepsSource checks the registration a cell compiles to.
-func TestDepsSource(t *testing.T) {
+// TestIssue24DepsSource checks the registration a cell compiles to.
+func TestIssue24DepsSource(t *testing.T) {
 	s := newSession(t)
 	s.want("lr := 0.1", "")
 	cell, err := s.c.Compile(context.Background(), "func step() float64 { return lr }\nstep2 := func() float64 { return lr * 2 }")

@@ -149,3 +149,29 @@ func TestIssue24LookalikeWatchesItsOwnVariables(t *testing.T) {
 		t.Errorf("warnings:\n%q\nwant\n%q", warn.String(), want)
 	}
 }
+
+// BenchmarkIssue24Watched is a small step's Run with and without the
+// session variables it reads watched: the difference is what checking
+// them costs per Run.
+func BenchmarkIssue24Watched(b *testing.B) {
+	s := strategy.NewMirrored(strategy.WithReplicas(1), strategy.WithDType(graph.Float64), strategy.WithCheckNumerics(false))
+	b.Cleanup(func() { s.Close() })
+	s.Scope(func() {
+		i24Model = nn.NewSequential(nn.Dense(1))
+		i24Current = nn.NewSGD(0.1)
+	})
+	in := s.Broadcast(data.NewTensor([]int{2, 3}, []float64{1, 2, 3, 4, 5, 6}))
+	unwatched := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return i24Step(ctx, x) }
+	for _, tt := range []struct {
+		name string
+		step func(*strategy.ReplicaContext, *nn.Tensor) *nn.Tensor
+	}{{"unwatched", unwatched}, {"watched", i24Step}} {
+		b.Run(tt.name, func(b *testing.B) {
+			s.Run(tt.step, in)
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Run(tt.step, in)
+			}
+		})
+	}
+}
