@@ -65,6 +65,7 @@ type unit struct {
 	// by "Type.method".
 	again    map[string]*object
 	againSrc map[string]string
+	deps     *cellDeps // what the cell's functions read (deps.go); set by generate
 }
 
 // ownMethods returns the "Type.method" names of the methods a cell

@@ -117,6 +117,11 @@ type object struct {
 	// (by name) as written, for a later cell that adds a method.
 	full    string
 	methods map[string]string
+	// deps are, for a function, the session variables it reads, through
+	// the functions it calls; methodDeps are a type's methods', by name
+	// (deps.go).
+	deps       []depVar
+	methodDeps map[string][]depVar
 }
 
 // New starts a compiler for a new session.
@@ -187,6 +192,7 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		}
 		c.byHash[key] = cell
 		cell.objs, cell.viewImp = c.objects(u, cell)
+		c.keepDeps(u, cell.objs)
 	}
 	cell.Reused = reused
 	cell.Notices = c.commit(u, cell)

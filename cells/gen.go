@@ -52,17 +52,22 @@ type generator struct {
 //     a function literal;
 //   - safe points (rt.Poll) start every function body and loop body;
 //   - time.Sleep becomes rt.Sleep, which an interrupt ends;
-//   - a go statement runs its call under rt.GoRecover.
+//   - a go statement runs its call under rt.GoRecover;
+//   - the session variables each function reads are registered with
+//     rt.Deps, so that a traced step retraces once one is reassigned
+//     (deps.go).
 func (c *Compiler) generate(u *unit) (string, error) {
 	g := &generator{c: c, u: u, sizes: types.SizesFor("gc", goarch), used: map[string]string{},
 		embedded: map[string]bool{}, keep: map[*ast.Ident]bool{}}
 	f := u.fileB
+	u.deps = c.funcDeps(u)
 	g.promote()
 	renamed := g.renameGenerics()
 	astutil.Apply(f, g.pre, nil)
 	if len(g.errs) > 0 {
 		return "", g.errs
 	}
+	g.registerDeps()
 	g.addShims(renamed)
 	g.addEmbeddedAliases()
 	// Imports: those the rewritten code uses, whatever the cell imported.

@@ -64,6 +64,12 @@ type traceCache struct {
 	entries    []traceEntry
 	lookalikes int   // consecutive traces of new closures whose graphs differed from a cached one's
 	keyBuf     []int // scratch for traceKeyOf
+	// staleFn and staleVar name the step function find dropped because a
+	// variable it reads was reassigned, and the variable, until lookup
+	// has said so; varRetraces counts such retraces by variable
+	// (warnVarRetrace).
+	staleFn, staleVar string
+	varRetraces       map[string]int
 }
 
 type traceEntry struct {
@@ -82,6 +88,9 @@ func (c *traceCache) find(k *traceKey) int {
 			continue
 		}
 		if e.tr.stale() {
+			if v := e.tr.deps.changed(); v != "" {
+				c.staleFn, c.staleVar = e.tr.deps.fn, v
+			}
 			e.tr.close()
 			c.entries = slices.Delete(c.entries, i, i+1)
 			return -1
@@ -139,6 +148,7 @@ func shapesOf(in *stepInputs) string {
 func (s *Mirrored) lookup(stepFn any, fn reflect.Value, in *stepInputs) (*trace, error) {
 	key := traceKeyOf(stepFn, fn, in, s.traces.keyBuf)
 	s.traces.keyBuf = key.shapes
+	s.traces.staleVar = ""
 	if i := s.traces.find(&key); i >= 0 {
 		// A hit breaks a run of retraces: a notebook may well define several
 		// step functions with the same signature, each traced once and then
@@ -153,6 +163,9 @@ func (s *Mirrored) lookup(stepFn any, fn reflect.Value, in *stepInputs) (*trace,
 	if i := s.traces.match(tr, &key); i >= 0 {
 		e := &s.traces.entries[i]
 		e.key.code, e.key.closure, e.fn = key.code, key.closure, stepFn
+		// The trace now answers to a function that may read other
+		// variables: watch those, as they are now that it has traced.
+		e.tr.deps.watch(key.code)
 		return s.traces.front(i), nil
 	}
 	for i := range s.traces.entries {
@@ -171,7 +184,11 @@ func (s *Mirrored) lookup(stepFn any, fn reflect.Value, in *stepInputs) (*trace,
 	if err := s.compile(tr); err != nil {
 		return nil, err
 	}
+	tr.deps.watch(key.code)
 	s.traces.put(key, stepFn, in, tr)
+	if s.traces.staleVar != "" {
+		s.warnVarRetrace(s.traces.staleFn, s.traces.staleVar)
+	}
 	switch {
 	case before != "" && !s.warnedShapes:
 		s.warnedShapes = true

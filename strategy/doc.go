@@ -76,6 +76,16 @@
 // trace also goes stale, and the step retraces, when a variable it reads
 // changes trainability (a layer frozen or unfrozen between cells), since the
 // gradients and updates it registered depend on which variables train.
+// Likewise when a notebook session variable the step function reads is
+// reassigned (an optimizer, a model, a loss object, a Go value folded into
+// the graph): the cell compiler registers which variables each function of
+// a cell reads, through the functions it calls (internal/stepdeps), a trace
+// keeps their bytes, and the next Run that finds them changed retraces and
+// says "strategy: retracing trainStep: current changed since it was
+// traced" on the warning writer. Variables the step does not read (a loss
+// total the loop adds to) trace nothing; the comparison costs a few bytes
+// per Run and no allocation. A step function that no cell compiled (a Go
+// program's) registers nothing and is not watched.
 //
 // # Collectives inside a step
 //
@@ -147,6 +157,12 @@ package strategy
 // value) is called at every step to build its
 // graphs, which are then recognised and not compiled again; assigning the
 // step function to a variable once avoids even that.
+
+// BUG(strategy): A retrace for a session variable sees the variable
+// reassigned, not the value it holds changed: setting a field through a
+// pointer the step reads, or an element of a slice, does not retrace. A
+// function redefined in a later cell does not update what the earlier
+// cells' functions that call it were registered to read.
 
 // BUG(strategy): WithCheckNumerics checks what goes into an update (the
 // gradients, and the learning rate through Update.Check), not what comes

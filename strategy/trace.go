@@ -81,18 +81,22 @@ type trace struct {
 	bufs64       [][]float64
 
 	sig uint64 // signature, computed at its first call (several workers only); 0 before
+
+	deps stepVars // the session variables the step function reads
 }
 
 // stale reports whether a variable the step reads changed trainability since
 // the trace: its gradients and optimizer updates were registered for the old
-// state (a frozen layer would still be updated), so the step must retrace.
+// state (a frozen layer would still be updated), so the step must retrace;
+// or whether a session variable the step function reads was reassigned (an
+// optimizer, a model, a value folded into the graph).
 func (tr *trace) stale() bool {
 	for i, v := range tr.trainable {
 		if v.Trainable() != tr.wasTrainable[i] {
 			return true
 		}
 	}
-	return false
+	return tr.deps.changed() != ""
 }
 
 type replicaTrace struct {

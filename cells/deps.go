@@ -1,0 +1,373 @@
+package cells
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// A traced step function (package strategy) keeps what it read when it was
+// traced: an optimizer, a model, a float folded into its graph. So that
+// reassigning such a session variable makes the next Run trace again
+// (issue 24), each function a cell declares registers the session
+// variables it reads with internal/stepdeps, through rt.Deps:
+//   - a function or method, in the cell's init;
+//   - a func literal assigned to a top-level variable, right after the
+//     assignment, each time it runs;
+//   - the cell's statements, for any func literal written among them (one
+//     passed to Run directly), in init.
+//
+// A function's variables are those its body reads anywhere, nested
+// literals included, and those of the session functions and methods it
+// names, through every cell: each declared function's set is kept on its
+// object for later cells. Assigning a variable (x = ..., x += ..., x++) is
+// not reading it, so a step that counts its calls in a session variable
+// does not retrace when a loop resets it. A variable holding a function is
+// read like any other; package strategy follows the function it holds when
+// it traces.
+
+// depVar is a session variable a function reads.
+type depVar struct {
+	name string
+	obj  *object // the earlier cell's variable; nil for one of the cell being compiled
+	fn   bool    // it holds a function
+}
+
+// cellDeps is what a cell's functions read, each set closed over the calls.
+type cellDeps struct {
+	funcs   map[string][]depVar // by name
+	methods map[string][]depVar // by "Type.method"
+	lits    []litDeps           // func literals assigned at the top level
+	body    []depVar            // every func literal among the cell's statements
+	// methodKeys are the methods' declarations' "Type.method", taken
+	// before generate renames unexported methods.
+	methodKeys map[*ast.FuncDecl]string
+}
+
+// litDeps is a top-level assignment of a func literal to a variable.
+type litDeps struct {
+	stmt *ast.AssignStmt
+	name string
+	view bool // the variable is an earlier cell's
+	deps []depVar
+}
+
+// depNode is one function of the cell: what it reads, and which of the
+// cell's functions it names (by depKey).
+type depNode struct {
+	reads []depVar
+	calls []string
+}
+
+// funcDeps finds what the functions of a checked cell read. It runs before
+// generate rewrites the cell, on the names as written.
+func (c *Compiler) funcDeps(u *unit) *cellDeps {
+	g := &generator{c: c, u: u}
+	nodes := map[string]*depNode{}
+	out := &cellDeps{funcs: map[string][]depVar{}, methods: map[string][]depVar{}, methodKeys: map[*ast.FuncDecl]string{}}
+	for _, d := range u.fileB.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		switch {
+		case fd.Recv != nil:
+			if base := recvBase(fd.Recv.List[0].Type); base != "" {
+				out.methodKeys[fd] = base + "." + fd.Name.Name
+				nodes["m:"+out.methodKeys[fd]] = g.scanDeps(fd.Body)
+			}
+		case fd.Name.Name != cellFunc && fd.Name.Name != "init" && fd.Name.Name != "_":
+			nodes["f:"+fd.Name.Name] = g.scanDeps(fd.Body)
+		}
+	}
+	body := cellBody(u.fileB)
+	var lits []string
+	if body != nil {
+		for _, st := range body.List {
+			as, ok := st.(*ast.AssignStmt)
+			if !ok || len(as.Lhs) != len(as.Rhs) {
+				continue
+			}
+			for i, rhs := range as.Rhs {
+				lit, ok := ast.Unparen(rhs).(*ast.FuncLit)
+				id, isID := ast.Unparen(as.Lhs[i]).(*ast.Ident)
+				if !ok || !isID || !g.isPkgLevel(u.info.Uses[id]) {
+					continue
+				}
+				key := "l:" + strconv.Itoa(len(out.lits))
+				nodes[key] = g.scanDeps(lit.Body)
+				out.lits = append(out.lits, litDeps{stmt: as, name: id.Name, view: g.isView(u.info.Uses[id])})
+			}
+		}
+		ast.Inspect(body, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.FuncLit); ok {
+				key := "b:" + strconv.Itoa(len(lits))
+				nodes[key] = g.scanDeps(lit.Body)
+				lits = append(lits, key)
+				return false
+			}
+			return true
+		})
+	}
+	for key := range nodes {
+		deps := closeDeps(nodes, key)
+		switch key[0] {
+		case 'f':
+			out.funcs[key[2:]] = deps
+		case 'm':
+			out.methods[key[2:]] = deps
+		case 'l':
+			i, _ := strconv.Atoi(key[2:])
+			out.lits[i].deps = deps
+		}
+	}
+	out.body = closeDeps(nodes, lits...)
+	return out
+}
+
+// scanDeps returns what a function body reads: session variables, and the
+// session functions and methods it names.
+func (g *generator) scanDeps(body ast.Node) *depNode {
+	info := g.u.info
+	n := &depNode{}
+	// Identifiers a statement assigns: writing a variable is not reading it.
+	written := map[*ast.Ident]bool{}
+	ast.Inspect(body, func(m ast.Node) bool {
+		switch m := m.(type) {
+		case *ast.AssignStmt:
+			for _, e := range m.Lhs {
+				if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+					written[id] = true
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, ok := ast.Unparen(m.X).(*ast.Ident); ok {
+				written[id] = true
+			}
+		case *ast.RangeStmt:
+			for _, e := range []ast.Expr{m.Key, m.Value} {
+				if id, ok := e.(*ast.Ident); ok && m.Tok == token.ASSIGN {
+					written[id] = true
+				}
+			}
+		}
+		return true
+	})
+	ast.Inspect(body, func(m ast.Node) bool {
+		switch m := m.(type) {
+		case *ast.Ident:
+			switch obj := info.Uses[m].(type) {
+			case *types.Var:
+				if written[m] || !g.isPkgLevel(obj) {
+					return true
+				}
+				d := depVar{name: obj.Name()}
+				_, d.fn = obj.Type().Underlying().(*types.Signature)
+				if g.isView(obj) {
+					if d.obj = g.c.live[obj.Name()]; d.obj == nil {
+						return true
+					}
+				}
+				n.reads = append(n.reads, d)
+			case *types.Func:
+				if !g.isPkgLevel(obj) {
+					return true
+				}
+				if g.isView(obj) {
+					if o := g.c.live[obj.Name()]; o != nil {
+						n.reads = append(n.reads, o.deps...)
+					}
+					return true
+				}
+				n.calls = append(n.calls, "f:"+obj.Name())
+			}
+		case *ast.SelectorExpr:
+			sel := info.Selections[m]
+			if sel == nil || (sel.Kind() != types.MethodVal && sel.Kind() != types.MethodExpr) {
+				return true
+			}
+			f := sel.Obj().(*types.Func)
+			recv := f.Type().(*types.Signature).Recv()
+			if f.Pkg() != g.u.pkg || recv == nil {
+				return true
+			}
+			t := recv.Type()
+			if p, ok := t.(*types.Pointer); ok {
+				t = p.Elem()
+			}
+			named, ok := t.(*types.Named)
+			if !ok {
+				return true
+			}
+			base := named.Obj()
+			if g.isView(base) {
+				if o := g.c.live[base.Name()]; o != nil && o.kind == objType {
+					n.reads = append(n.reads, o.methodDeps[f.Name()]...)
+				}
+				return true
+			}
+			n.calls = append(n.calls, "m:"+base.Name()+"."+f.Name())
+		}
+		return true
+	})
+	return n
+}
+
+// closeDeps returns what the nodes at keys read, through the cell's
+// functions they name, each variable once, sorted by name.
+func closeDeps(nodes map[string]*depNode, keys ...string) []depVar {
+	seen := map[string]bool{}
+	type varKey struct {
+		name string
+		obj  *object
+	}
+	have := map[varKey]bool{}
+	var out []depVar
+	var visit func(key string)
+	visit = func(key string) {
+		n := nodes[key]
+		if seen[key] || n == nil {
+			return
+		}
+		seen[key] = true
+		for _, d := range n.reads {
+			if k := (varKey{d.name, d.obj}); !have[k] {
+				have[k] = true
+				out = append(out, d)
+			}
+		}
+		for _, k := range n.calls {
+			visit(k)
+		}
+	}
+	for _, k := range keys {
+		visit(k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// registerDeps adds the rt.Deps calls for what funcDeps found, after the
+// cell's rewrites: init's for the declared functions, methods and the
+// cell's statements, and one after each top-level assignment of a func
+// literal.
+func (g *generator) registerDeps() {
+	d := g.u.deps
+	var calls []ast.Stmt
+	for _, decl := range g.u.fileB.Decls {
+		fd, ok := decl.(*ast.FuncDecl)
+		if !ok || fd.Body == nil || fd.Type.TypeParams != nil {
+			continue
+		}
+		switch {
+		case fd.Recv == nil && fd.Name.Name == cellFunc:
+			calls = g.appendDeps(calls, ast.NewIdent(cellFunc), "", d.body)
+		case fd.Recv == nil:
+			calls = g.appendDeps(calls, ast.NewIdent(fd.Name.Name), fd.Name.Name, d.funcs[fd.Name.Name])
+		default:
+			g.registerMethod(&calls, fd)
+		}
+	}
+	if len(calls) > 0 {
+		g.u.fileB.Decls = append(g.u.fileB.Decls, &ast.FuncDecl{Name: ast.NewIdent("init"), Type: &ast.FuncType{Params: &ast.FieldList{}},
+			Body: &ast.BlockStmt{List: calls}})
+	}
+	body := cellBody(g.u.fileB)
+	for _, l := range d.lits {
+		i := 0
+		for i < len(body.List) && body.List[i] != l.stmt {
+			i++
+		}
+		if i == len(body.List) {
+			continue // the assignment was rewritten: nothing registers it
+		}
+		var fn ast.Expr = ast.NewIdent(l.name)
+		if l.view {
+			fn = g.ref(l.name)
+		}
+		if reg := g.appendDeps(nil, fn, l.name, l.deps); len(reg) > 0 {
+			body.List = append(body.List[:i+1], append(reg, body.List[i+1:]...)...)
+		}
+	}
+}
+
+// registerMethod adds the rt.Deps call of a method, named by its method
+// expression: (*T).m or T.m, as the runtime names the method's code.
+func (g *generator) registerMethod(calls *[]ast.Stmt, fd *ast.FuncDecl) {
+	key, ok := g.u.deps.methodKeys[fd]
+	rt := fd.Recv.List[0].Type
+	star, ptr := rt.(*ast.StarExpr)
+	if ptr {
+		rt = star.X
+	}
+	base, isID := rt.(*ast.Ident)
+	if !ok || !isID {
+		return // a generic type's method has no value without its type arguments
+	}
+	var recv ast.Expr = ast.NewIdent(base.Name)
+	if ptr {
+		recv = &ast.ParenExpr{X: &ast.StarExpr{X: recv}}
+	}
+	*calls = g.appendDeps(*calls, &ast.SelectorExpr{X: recv, Sel: ast.NewIdent(fd.Name.Name)}, key, g.u.deps.methods[key])
+}
+
+// appendDeps appends `rt.Deps(fn, name, rt.Var(&v, "v"), ...)` to list
+// when fn reads anything. A variable an earlier cell declared that is no
+// longer the newest of its name is left out: no later cell can name it.
+func (g *generator) appendDeps(list []ast.Stmt, fn ast.Expr, name string, deps []depVar) []ast.Stmt {
+	args := []ast.Expr{fn, &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(name)}}
+	for _, d := range deps {
+		var v ast.Expr = ast.NewIdent(d.name)
+		if d.obj != nil {
+			if g.c.live[d.name] != d.obj {
+				continue
+			}
+			v = g.ref(d.name)
+		}
+		args = append(args, &ast.CallExpr{Fun: g.rt("Var"), Args: []ast.Expr{
+			&ast.UnaryExpr{Op: token.AND, X: v}, &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(d.name)}}})
+	}
+	if len(args) == 2 {
+		return list
+	}
+	return append(list, &ast.ExprStmt{X: &ast.CallExpr{Fun: g.rt("Deps"), Args: args}})
+}
+
+// keepDeps records on a cell's functions and types what they read, for
+// later cells that call them.
+func (c *Compiler) keepDeps(u *unit, objs []*object) {
+	vars := map[string]*object{}
+	for _, o := range objs {
+		if o.kind == objVar {
+			vars[o.name] = o
+		}
+	}
+	resolve := func(deps []depVar) []depVar {
+		out := make([]depVar, 0, len(deps))
+		for _, d := range deps {
+			if d.obj == nil {
+				if d.obj = vars[d.name]; d.obj == nil {
+					continue
+				}
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	for _, o := range objs {
+		switch o.kind {
+		case objFunc:
+			o.deps = resolve(u.deps.funcs[o.name])
+		case objType:
+			o.methodDeps = map[string][]depVar{}
+			for key, deps := range u.deps.methods {
+				if t, m, ok := strings.Cut(key, "."); ok && t == o.name {
+					o.methodDeps[m] = resolve(deps)
+				}
+			}
+		}
+	}
+}

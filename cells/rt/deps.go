@@ -1,0 +1,16 @@
+package rt
+
+import "github.com/gotrain/gotrain/internal/stepdeps"
+
+// Dep is a session variable a cell's function reads (issue 24).
+type Dep = stepdeps.Dep
+
+// Var describes the variable at p, named name in the cell.
+func Var[T any](p *T, name string) Dep { return stepdeps.Var(p, name) }
+
+// Deps records the session variables fn reads, directly or through the
+// functions it calls, so that a strategy retraces a step function after
+// one of them is reassigned. A cell's init calls it for the functions the
+// cell declares; its statements call it after assigning a func literal to
+// a top-level variable.
+func Deps(fn any, name string, deps ...Dep) { stepdeps.Register(fn, name, deps...) }
