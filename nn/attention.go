@@ -35,7 +35,7 @@ type MultiHeadAttentionLayer struct {
 // itself and earlier positions only (Keras's use_causal_mask), as a
 // language model must.
 func WithCausalMask() LayerOption {
-	return func(c *layerConfig) { c.mark("WithCausalMask"); c.causal = true }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("WithCausalMask"); c.causal = true })
 }
 
 // AttentionDropout sets the fraction of attention weights
@@ -45,7 +45,7 @@ func AttentionDropout(rate float64) LayerOption {
 	if !(rate >= 0 && rate < 1) {
 		panic(usageError("AttentionDropout: want a rate in [0, 1), got %v", rate))
 	}
-	return func(c *layerConfig) { c.mark("AttentionDropout"); c.rate = rate }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("AttentionDropout"); c.rate = rate })
 }
 
 // MultiHeadAttention returns an attention layer with the given number of

@@ -41,7 +41,7 @@ type BatchNormalizationLayer struct {
 // SyncBatchStats makes BatchNormalization compute its batch statistics over
 // all replicas (keras SyncBatchNormalization, BatchNormalization(synchronized=True)).
 func SyncBatchStats() LayerOption {
-	return func(c *layerConfig) { c.mark("SyncBatchStats"); c.sync = true }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("SyncBatchStats"); c.sync = true })
 }
 
 // BatchNormMomentum sets the momentum of the moving averages (default 0.99).
@@ -50,7 +50,7 @@ func BatchNormMomentum(m float64) LayerOption {
 	if !(m >= 0 && m <= 1) {
 		panic(usageError("BatchNormMomentum: want a momentum in [0, 1], got %v", m))
 	}
-	return func(c *layerConfig) { c.mark("BatchNormMomentum"); c.momentum = m }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("BatchNormMomentum"); c.momentum = m })
 }
 
 // BatchNormEpsilon sets the ε added to the variance (default 1e-3, Keras's).
@@ -59,7 +59,7 @@ func BatchNormEpsilon(eps float64) LayerOption {
 	if !(eps > 0) {
 		panic(usageError("BatchNormEpsilon: want ε > 0, got %v", eps))
 	}
-	return func(c *layerConfig) { c.mark("BatchNormEpsilon"); c.epsilon = eps }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("BatchNormEpsilon"); c.epsilon = eps })
 }
 
 // BatchNormalization returns a batch normalization layer over the last axis,

@@ -19,34 +19,38 @@ type DenseLayer struct {
 	bias   *Variable   // nil until built or without bias
 }
 
-// Dense returns a fully connected layer with the given number of units and
-// optional activation (Linear by default). Its name is unique within the
-// current strategy: dense, dense_1, ... It panics if units < 1 or more than
-// one activation is given.
-func Dense(units int, act ...Activation) *DenseLayer {
-	return DenseWith(units, act, nil)
-}
-
-// DenseWith is Dense with options: Named, WithoutBias, KernelInitializer.
-func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
+// Dense returns a fully connected layer with the given number of units,
+// named dense, dense_1, ... unique within the current strategy. Options: an
+// Activation (Linear by default), Named, WithoutBias, KernelInitializer:
+//
+//	nn.Dense(512, nn.GELU, nn.WithoutBias(), nn.Named("block_0/mlp/up"))
+//
+// It panics if units < 1, if more than one activation is given, or on an
+// option it does not take.
+func Dense(units int, opts ...LayerOption) *DenseLayer {
 	if units < 1 {
 		panic(usageError("Dense: want at least 1 unit, got %d", units))
 	}
-	if len(act) > 1 {
-		panic(usageError("Dense: want at most one activation, got %d", len(act)))
-	}
-	d := &DenseLayer{layerBase: newBase(""), units: units, useB: true}
-	if len(act) == 1 {
-		d.act = act[0]
-		d.act.fused() // panics on an unknown activation
-	}
 	var c layerConfig
-	c.apply("Dense", opts, "Named", "WithoutBias", "KernelInitializer")
-	d.name, d.useB, d.init = c.name, !c.noBias, c.init
+	c.apply("Dense", opts, "Named", "WithoutBias", "KernelInitializer", "WithActivation")
+	if n := c.count("WithActivation"); n > 1 {
+		panic(usageError("Dense: want at most one activation, got %d", n))
+	}
+	d := &DenseLayer{layerBase: newBase(c.name), units: units, act: c.act, useB: !c.noBias, init: c.init}
 	if d.name == "" {
 		d.name = strategy.UniqueName("dense")
 	}
 	return d
+}
+
+// DenseWith is Dense with its activations and options in two slices, kept
+// for existing code.
+func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
+	all := make([]LayerOption, 0, len(act)+len(opts))
+	for _, a := range act {
+		all = append(all, a)
+	}
+	return Dense(units, append(all, opts...)...)
 }
 
 // Units returns the output width.

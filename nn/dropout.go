@@ -66,7 +66,7 @@ func (d *dropState) step(ctx *strategy.ReplicaContext, g *graph.Graph, name stri
 // comes from the strategy's seed and the layer's name, so two strategies
 // with the same seed draw the same masks.
 func WithSeed(seed uint64) LayerOption {
-	return func(c *layerConfig) { c.mark("WithSeed"); c.seed = seed }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("WithSeed"); c.seed = seed })
 }
 
 // Dropout returns a dropout layer dropping a fraction rate of its inputs,

@@ -67,3 +67,25 @@ func TestGenerator(t *testing.T) {
 		t.Errorf("an empty prompt: %v", err)
 	}
 }
+
+// TestBuildThenGenerate: a model of one's own, built by nn.Build inside the
+// scope, generates before any Run; outside the scope Build says where to
+// call it.
+func TestBuildThenGenerate(t *testing.T) {
+	s := newStrategy(t)
+	var m *residualMLP
+	s.Scope(func() { m = newResidualMLP(4, 8) })
+	err, _ := panics(func() { nn.Build(m, 1, 4) }).(error)
+	if !errors.Is(err, nn.ErrUsage) || err.Error() != "nn: Build: residualMLP: call it inside the strategy's Scope, where its variables belong: s.Scope(func() { nn.Build(model, 1, 4) })" {
+		t.Errorf("Build outside the scope: %v", err)
+	}
+	s.Scope(func() { nn.Build(m, 1, 4) })
+	if n := len(m.Variables()); n != 4 {
+		t.Fatalf("%d variables after Build, want 4", n)
+	}
+	var bigram *nn.EmbeddingLayer
+	s.Scope(func() { bigram = nn.Embedding(3, 3); nn.Build(bigram, 1, 2) })
+	if _, err := nn.NewGenerator(bigram, 2).Generate([]int{1}, 3); err != nil {
+		t.Errorf("Generate after Build: %v", err)
+	}
+}

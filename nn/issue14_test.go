@@ -183,7 +183,7 @@ func TestIssue14BuiltAfterScope(t *testing.T) {
 	s.Scope(func() { inside = nn.NewSequential(nn.Dense(4), nn.Dense(2)) })
 	v := panics(func() { inside.Build([]int{8, 3}) })
 	want := "nn: dense: built after the strategy.Scope it was created in had ended, so its variables would belong to no strategy; " +
-		"build it inside the scope (s.Scope(func() { model.Build(shape) })) or let its first call inside s.Run build it"
+		"build it inside the scope (s.Scope(func() { nn.Build(model, shape...) })) or let its first call inside s.Run build it"
 	if err, ok := v.(error); !ok || err.Error() != want || !errors.Is(err, nn.ErrUsage) {
 		t.Errorf("Build after Scope: panic\n got %v\nwant %s", v, want)
 	}

@@ -43,8 +43,25 @@ type Layer interface {
 
 // LayerOption configures a layer constructor (Dense, Conv2D, MaxPool2D,
 // BatchNormalization, ...). A layer given an option it has no use for panics
-// with an error wrapping ErrUsage that names the option.
-type LayerOption func(*layerConfig)
+// with an error wrapping ErrUsage that names the option. An Activation is
+// one too, so Dense takes its activation among its options:
+// nn.Dense(512, nn.GELU, nn.WithoutBias(), nn.Named("up")).
+type LayerOption interface {
+	applyLayer(*layerConfig)
+}
+
+// layerOptionFunc is a LayerOption made of a function.
+type layerOptionFunc func(*layerConfig)
+
+func (f layerOptionFunc) applyLayer(c *layerConfig) { f(c) }
+
+// applyLayer makes an Activation the layer's activation, as WithActivation
+// does.
+func (a Activation) applyLayer(c *layerConfig) {
+	a.fused() // panics on an unknown activation
+	c.mark("WithActivation")
+	c.act = a
+}
 
 // DenseOption is the option type of DenseWith, kept for existing code.
 type DenseOption = LayerOption
@@ -75,7 +92,7 @@ func (c *layerConfig) apply(layer string, opts []LayerOption, allowed ...string)
 		if o == nil {
 			panic(usageError("%s: want an option, got nil", layer))
 		}
-		o(c)
+		o.applyLayer(c)
 	}
 	for _, name := range c.set {
 		ok := false
@@ -86,6 +103,17 @@ func (c *layerConfig) apply(layer string, opts []LayerOption, allowed ...string)
 			panic(usageError("%s: option %s does not apply; it takes %v", layer, name, allowed))
 		}
 	}
+}
+
+// count returns how many times option was given.
+func (c *layerConfig) count(option string) int {
+	n := 0
+	for _, s := range c.set {
+		if s == option {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *layerConfig) has(option string) bool {
@@ -100,19 +128,19 @@ func (c *layerConfig) has(option string) bool {
 // Named sets the layer's name instead of the generated one (dense, dense_1,
 // conv2d, ...). The name prefixes its variables' names.
 func Named(name string) LayerOption {
-	return func(c *layerConfig) { c.mark("Named"); c.name = name }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("Named"); c.name = name })
 }
 
 // WithoutBias drops the bias of Dense or Conv2D (for a layer followed by a
 // normalization).
 func WithoutBias() LayerOption {
-	return func(c *layerConfig) { c.mark("WithoutBias"); c.noBias = true }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("WithoutBias"); c.noBias = true })
 }
 
 // WithActivation sets the activation of Conv2D (Linear by default).
 func WithActivation(act Activation) LayerOption {
 	act.fused() // panics on an unknown activation
-	return func(c *layerConfig) { c.mark("WithActivation"); c.act = act }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("WithActivation"); c.act = act })
 }
 
 // WithStrides sets the strides of Conv2D (default 1, 1) or MaxPool2D
@@ -121,7 +149,7 @@ func WithStrides(h, w int) LayerOption {
 	if h < 1 || w < 1 {
 		panic(usageError("WithStrides: want strides ≥ 1, got %d, %d", h, w))
 	}
-	return func(c *layerConfig) { c.mark("WithStrides"); c.strideH, c.strideW = h, w }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("WithStrides"); c.strideH, c.strideW = h, w })
 }
 
 // Padding selects how Conv2D and MaxPool2D treat the image border: Valid
@@ -141,7 +169,7 @@ func WithPadding(p Padding) LayerOption {
 	if p != Valid && p != Same {
 		panic(usageError("WithPadding: want Valid or Same, got %v", p))
 	}
-	return func(c *layerConfig) { c.mark("WithPadding"); c.padding = p }
+	return layerOptionFunc(func(c *layerConfig) { c.mark("WithPadding"); c.padding = p })
 }
 
 // layerBase is what every layer keeps: its name and whether it trains.
@@ -160,7 +188,7 @@ func newBase(name string) layerBase { return layerBase{name: name, owner: strate
 func (l *layerBase) checkScope() {
 	if l.owner != nil && strategy.Current() == nil {
 		panic(usageError("%s: built after the strategy.Scope it was created in had ended, so its variables would belong to no strategy; "+
-			"build it inside the scope (s.Scope(func() { model.Build(shape) })) or let its first call inside s.Run build it", l.name))
+			"build it inside the scope (s.Scope(func() { nn.Build(model, shape...) })) or let its first call inside s.Run build it", l.name))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -184,4 +185,29 @@ func strategyFor(m Model, method string) *strategy.Mirrored {
 		panic(usageError("%s: %s: the model was created outside any strategy.Scope, so it has no strategy to run on; create it inside s.Scope(func() { ... })", modelName(m), method))
 	}
 	panic(usageError("%s: %s: the model has no variables yet to tell its strategy; train it first, or call %s inside s.Scope(func() { ... })", modelName(m), method, method))
+}
+
+// Build makes a model's variables for inputs of the given shape, batch axis
+// first, without training it, as Keras's model.build does: it calls the
+// model once, not training, on a placeholder of that shape in a graph of
+// its own, so that its layers build. Call it inside the strategy's Scope,
+// where the variables belong, before anything that reads them (a Generator,
+// Summary, a checkpoint) comes before the first Run. A built model is left
+// as it is. It panics as the model's Call does on a shape it refuses, and
+// with an error wrapping ErrUsage outside any scope.
+func Build(m Model, inputShape ...int) {
+	if m == nil || len(inputShape) == 0 {
+		panic(usageError("Build: want a model and an input shape, got %v and %v", m, inputShape))
+	}
+	s := strategy.Current()
+	if s == nil {
+		panic(usageError("Build: %s: call it inside the strategy's Scope, where its variables belong: s.Scope(func() { nn.Build(model, %s) })",
+			modelName(m), strings.Join(strings.Fields(strings.Trim(fmt.Sprint(inputShape), "[]")), ", ")))
+	}
+	if l, ok := m.(Layer); ok {
+		l.Build(inputShape)
+		return
+	}
+	g := graph.New(s.DType())
+	m.Call(nil, g.Placeholder("build_input", inputShape...), false)
 }

@@ -109,8 +109,8 @@ func New(name string, c Config) (*GPT, error) {
 			ln1:  norm(p + "ln_1"),
 			attn: nn.MultiHeadAttention(c.Heads, c.Width/c.Heads, opt(attn...)...),
 			ln2:  norm(p + "ln_2"),
-			up:   nn.DenseWith(4*c.Width, []nn.Activation{nn.GELU}, opt(nn.Named(p+"mlp/up"), init)),
-			down: nn.DenseWith(c.Width, nil, opt(nn.Named(p+"mlp/down"), init)),
+			up:   nn.Dense(4*c.Width, opt(nn.GELU, nn.Named(p+"mlp/up"), init)...),
+			down: nn.Dense(c.Width, opt(nn.Named(p+"mlp/down"), init)...),
 		})
 	}
 	return m, nil
