@@ -1,14 +1,3 @@
-// Package gpt is a small decoder-only transformer (a character-level GPT)
-// written with nn and graph the way a user writes one in a notebook: a Go
-// struct of its parts with a Call method, residual connections as ordinary
-// Go. It is the model of gotrain bench gpt and of the equivalence tests, and
-// the reference for notebooks/06-gpt.ipynb, which writes the same model in
-// cells.
-//
-// The architecture is GPT-2's: token and position embeddings, Layers blocks
-// of pre-LayerNorm causal self-attention and a GELU MLP (4·Width wide), each
-// added back to its input, a final LayerNorm and an output layer tied to the
-// token embedding. Weights start normal with σ = 0.02.
 package gpt
 
 import (
