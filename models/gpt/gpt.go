@@ -9,6 +9,10 @@
 // of pre-LayerNorm causal self-attention and a GELU MLP (4·Width wide), each
 // added back to its input, a final LayerNorm and an output layer tied to the
 // token embedding. Weights start normal with σ = 0.02.
+//
+// Train trains one on a text's character ids with a Schedule, nanoGPT's
+// recipe as shared/bench/torch_gpt.py runs it (Bench gives the benchmark's),
+// estimating the training and validation losses as that script does.
 package gpt
 
 import (
