@@ -99,3 +99,16 @@ func BenchmarkExpSubTo(b *testing.B) {
 		})
 	}
 }
+
+// TestExpSubToAllocs: a softmax calls ExpSubTo once per row of every step,
+// and steps allocate nothing.
+func TestExpSubToAllocs(t *testing.T) {
+	x, dst := expInputs(rand.New(rand.NewPCG(35, 36)), 67), make([]float32, 67)
+	if n := testing.AllocsPerRun(100, func() { kernels.ExpSubTo(dst, x, 0.5) }); n != 0 {
+		t.Errorf("ExpSubTo allocated %v times a call, want 0", n)
+	}
+	y := make([]float32, 67)
+	if n := testing.AllocsPerRun(100, func() { kernels.GELU(y, x); kernels.GELUGrad(y, x, dst) }); n != 0 {
+		t.Errorf("GELU and GELUGrad allocated %v times a call, want 0", n)
+	}
+}

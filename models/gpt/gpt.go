@@ -8,7 +8,10 @@
 // The architecture is GPT-2's: token and position embeddings, Layers blocks
 // of pre-LayerNorm causal self-attention and a GELU MLP (4·Width wide), each
 // added back to its input, a final LayerNorm and an output layer tied to the
-// token embedding. Weights start normal with σ = 0.02.
+// token embedding. Weights start normal with σ = 0.02, but for the two
+// projections that add into the residual stream (attention's output and the
+// MLP's down projection), whose σ is 0.02/√(2·Layers) so that the stream's
+// variance does not grow with depth (GPT-2's, and torch_gpt.py's).
 //
 // Train trains one on a text's character ids with a Schedule, nanoGPT's
 // recipe as shared/bench/torch_gpt.py runs it (Bench gives the benchmark's),
@@ -17,6 +20,8 @@ package gpt
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
@@ -88,6 +93,8 @@ func New(name string, c Config) (*GPT, error) {
 		return nil, err
 	}
 	init := nn.KernelInitializer(nn.RandomNormal{Stddev: 0.02})
+	residualSD := 0.02 / math.Sqrt(2*float64(c.Layers))
+	attnInit := nn.KernelInitializer(residualInit{sd: 0.02, residual: residualSD})
 	opt := func(parts ...nn.LayerOption) []nn.LayerOption {
 		if !c.Bias {
 			parts = append(parts, nn.WithoutBias())
@@ -105,7 +112,7 @@ func New(name string, c Config) (*GPT, error) {
 	}
 	for i := range c.Layers {
 		p := fmt.Sprintf("%s/block_%d/", name, i)
-		attn := []nn.LayerOption{nn.Named(p + "attn"), nn.WithCausalMask(), init}
+		attn := []nn.LayerOption{nn.Named(p + "attn"), nn.WithCausalMask(), attnInit}
 		if c.Dropout > 0 {
 			attn = append(attn, nn.AttentionDropout(c.Dropout))
 		}
@@ -114,7 +121,7 @@ func New(name string, c Config) (*GPT, error) {
 			attn: nn.MultiHeadAttention(c.Heads, c.Width/c.Heads, opt(attn...)...),
 			ln2:  norm(p + "ln_2"),
 			up:   nn.DenseWith(4*c.Width, []nn.Activation{nn.GELU}, opt(nn.Named(p+"mlp/up"), init)),
-			down: nn.DenseWith(c.Width, nil, opt(nn.Named(p+"mlp/down"), init)),
+			down: nn.DenseWith(c.Width, nil, opt(nn.Named(p+"mlp/down"), nn.KernelInitializer(nn.RandomNormal{Stddev: residualSD}))),
 		})
 	}
 	return m, nil
@@ -141,4 +148,17 @@ func (m *GPT) Variables() []*nn.Variable {
 		parts = append(parts, b)
 	}
 	return nn.VariablesOf(append(parts, m.lnF)...)
+}
+
+// residualInit initializes attention's kernels: normal with σ sd, and σ
+// residual for the output projection, which adds into the residual stream.
+type residualInit struct{ sd, residual float64 }
+
+// Initial implements nn.Initializer.
+func (r residualInit) Initial(name string, shape []int) []float64 {
+	sd := r.sd
+	if strings.HasSuffix(name, "/output/kernel") {
+		sd = r.residual
+	}
+	return nn.RandomNormal{Stddev: sd}.Initial(name, shape)
 }

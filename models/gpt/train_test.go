@@ -4,6 +4,11 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/nn"
+	"github.com/gotrain/gotrain/strategy"
 )
 
 // torchRate is lr_at of shared/bench/torch_gpt.py, the schedule the
@@ -64,5 +69,40 @@ func TestScheduleValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestResidualInit: the projections into the residual stream start with
+// σ = 0.02/√(2·Layers), the other matrices with 0.02, as torch_gpt.py's.
+func TestResidualInit(t *testing.T) {
+	st := strategy.NewMirrored(strategy.WithReplicas(1), strategy.WithDType(graph.Float64))
+	defer st.Close()
+	cfg := Config{Vocab: 50, Context: 16, Layers: 2, Heads: 2, Width: 64}
+	var m *GPT
+	st.Scope(func() { m, _ = New("g", cfg) })
+	ids := data.NewTensor([]int{1, 16}, make([]float64, 16))
+	st.Run(func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return m.Call(ctx, x, false) }, ids)
+	want := map[string]float64{
+		"g/block_1/attn/output/kernel": 0.01, "g/block_0/mlp/down/kernel": 0.01,
+		"g/block_0/attn/query/kernel": 0.02, "g/block_1/mlp/up/kernel": 0.02, "g/tok/embeddings": 0.02,
+	}
+	seen := 0
+	for _, v := range m.Variables() {
+		sd, ok := want[v.Name()]
+		if !ok {
+			continue
+		}
+		seen++
+		var ss float64
+		vals := v.Value()
+		for _, x := range vals {
+			ss += x * x
+		}
+		if got := math.Sqrt(ss / float64(len(vals))); math.Abs(got-sd) > 0.1*sd {
+			t.Errorf("%s: σ %.4f, want %.4f", v.Name(), got, sd)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("found %d of the variables %v", seen, want)
 	}
 }
