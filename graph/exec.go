@@ -434,14 +434,6 @@ func sigmoid[T Float](x T) T {
 	return T(e / (1 + e))
 }
 
-func gelu(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
-
-func geluGrad(x float64) float64 {
-	cdf := 0.5 * (1 + math.Erf(x/math.Sqrt2))
-	pdf := math.Exp(-0.5*x*x) / math.Sqrt(2*math.Pi)
-	return cdf + x*pdf
-}
-
 // biasAct is: for each row r, out[r,j] = act(out[r,j] + b[j]) (b nil: no bias).
 // Both happen in one pass over the output, after the matrix product.
 func biasAct[T Float](out, b []T, n int, act Activation) {
@@ -498,9 +490,7 @@ func activate[T Float](out, x []T, act Activation) {
 			out[i] = sigmoid(v)
 		}
 	case GELU:
-		for i, v := range x {
-			out[i] = T(gelu(float64(v)))
-		}
+		kernels.GELU(out, x)
 	case GELUTanh:
 		for i, v := range x {
 			out[i] = T(geluTanh(float64(v)))
@@ -534,8 +524,11 @@ func actGradY[T Float](out, y, dy []T, act Activation) {
 // derivative needs their input (Activation.needsInput); the others'
 // derivatives follow from their outputs (actGradY).
 func actGradX[T Float](out, x, dy []T, act Activation) {
-	d := geluGrad
+	var d func(float64) float64
 	switch act {
+	case GELU:
+		kernels.GELUGrad(out, x, dy)
+		return
 	case GELUTanh:
 		d = geluTanhGrad
 	case SiLU:
@@ -547,34 +540,35 @@ func actGradX[T Float](out, x, dy []T, act Activation) {
 }
 
 // softmaxRows is: per row of c elements, out = softmax(x) or log softmax(x).
+// Softmax takes its exponentials from kernels.ExpSubTo: float32 rows are
+// exact to a few float32 ulps, not to float64's; the CUDA kernel
+// (gt_softmax in kernels_cuda.go) computes in double.
 func softmaxRows[T Float](out, x []T, c int, log bool) {
 	if c == 0 {
 		return // empty rows; the row loop would not advance
 	}
 	for r := 0; r+c <= len(x); r += c {
 		row, dst := x[r:r+c], out[r:r+c]
-		mx := math.Inf(-1)
-		for _, v := range row {
-			mx = math.Max(mx, float64(v))
+		mx := row[0]
+		for _, v := range row[1:] {
+			mx = max(mx, v)
+		}
+		if !log {
+			// The exponentials of float32 rows go 8 at a time (attention's
+			// softmax, issue 22).
+			inv := 1 / kernels.ExpSubTo(dst, row, mx)
+			for j := range dst {
+				dst[j] *= inv
+			}
+			continue
 		}
 		var s float64
-		for j, v := range row {
-			e := math.Exp(float64(v) - mx)
-			s += e
-			if !log {
-				dst[j] = T(e)
-			}
+		for _, v := range row {
+			s += math.Exp(float64(v) - float64(mx))
 		}
-		if log {
-			lse := mx + math.Log(s)
-			for j, v := range row {
-				dst[j] = T(float64(v) - lse)
-			}
-		} else {
-			inv := 1 / s
-			for j := range dst {
-				dst[j] = T(float64(dst[j]) * inv)
-			}
+		lse := float64(mx) + math.Log(s)
+		for j, v := range row {
+			dst[j] = T(float64(v) - lse)
 		}
 	}
 }

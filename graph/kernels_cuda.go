@@ -49,6 +49,9 @@ DEVICE T sigmoid_t(T x) {
 	double e = exp((double)x);
 	return (T)(e / (1.0 + e));
 }
+// gelu_d and gelu_grad_d are kernels.GELU and kernels.GELUGrad in float64;
+// keep in sync. The CPU's float32 loops evaluate Φ by a polynomial, to a
+// few float32 ulps of these.
 DEVICE double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / 1.4142135623730951)); }
 DEVICE double gelu_grad_d(double x) {
 	double cdf = 0.5 * (1.0 + erf(x / 1.4142135623730951));
@@ -271,7 +274,7 @@ DEVICE double row_lse(const T *row, long long c) {
 	for (long long j = 0; j < c; j++) s += exp((double)row[j] - mx);
 	return mx + log(s);
 }
-// gt_softmax is softmaxRows (lg: log softmax).
+// gt_softmax is softmaxRows (lg: log softmax), in double; keep in sync.
 KERNEL void gt_softmax(T *out, const T *x, long long rows, long long c, long long lg) {
 	long long r = GLOBAL_INDEX;
 	if (r >= rows) return;

@@ -22,7 +22,10 @@
 // ReLUGrad with AVX2) run in assembly, 8 float32 or 4 float64 lanes at a
 // time, with the same operations in the same order as the Go loops and no
 // fused multiply-add, so both give the same bits (but for the payload of a
-// NaN out of AddReLU). The noasm build tag selects the Go loops everywhere.
+// NaN out of AddReLU). With AVX2, the float32 GELU, GELUGrad and ExpSubTo
+// (a softmax's exponentials) run 8 lanes of polynomials in float32 with the
+// bits of their Go loops; their float64 forms call math.Erf and math.Exp.
+// The noasm build tag selects the Go loops everywhere.
 //
 // # Device kernels
 //

@@ -107,3 +107,12 @@ func vector3[T Float](ok bool, dst, a, b []T, f32 func(dst, a, b []float32), f64
 	}
 	return 0
 }
+
+//go:noescape
+func geluAVX32(out, x []float32, k *polyConsts)
+
+//go:noescape
+func geluGradAVX32(out, x, dy []float32, k *polyConsts)
+
+//go:noescape
+func expSubAVX32(dst, x []float32, shift float32, acc *[8]float32, k *polyConsts)

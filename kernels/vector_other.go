@@ -10,3 +10,15 @@ func addVector[T Float](dst, a, b []T) int { return 0 }
 func reluGradVector[T Float](out, y, dy []T) int { return 0 }
 
 func addReLUVector[T Float](dst, a, b []T) int { return 0 }
+
+const hasAVX2 = false
+
+func geluAVX32(out, x []float32, k *polyConsts) { panic("kernels: no assembly in this build") }
+
+func geluGradAVX32(out, x, dy []float32, k *polyConsts) {
+	panic("kernels: no assembly in this build")
+}
+
+func expSubAVX32(dst, x []float32, shift float32, acc *[8]float32, k *polyConsts) {
+	panic("kernels: no assembly in this build")
+}

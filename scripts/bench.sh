@@ -2,8 +2,10 @@
 # Benchmarks, side by side with their references on this machine, in one run.
 # Prints figures and ratios; asserts nothing (tests never assert on time).
 #
-#   scripts/bench.sh [kernel|mlp|gorgonia|all]    (default all)
-# Needs ../shared/bench beside the checkout and Debian's python3-torch for mlp.
+#   scripts/bench.sh [kernel|mlp|gpt|gorgonia|all]    (default all)
+# Needs ../shared/bench beside the checkout and Debian's python3-torch for mlp
+# and gpt; gpt also ../shared/data/tinyshakespeare.txt. GPT_ITERS (default
+# 2000) and GPT_ITERS64 (default 200) set gpt's iterations.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
@@ -66,6 +68,54 @@ if [ "$what" = mlp ] || [ "$what" = all ]; then
 	echo "ratio gotrain 2 workers x 1 replica / torch ddp gloo 2:           $(ratio "$gw2" "$(rate "$t2")")x"
 	echo "== seed model 10-16-2, global batch 64, 2 replicas (Run+Reduce overhead dominates)"
 	bin/gotrain bench mlp --dims 10,16,2 --batch 64 --steps 20000 --replicas 2 | awk '/^samples\/s:/ { printf "%.1f µs per step\n", 64e6 / $2 }'
+fi
+
+if [ "$what" = gpt ] || [ "$what" = all ]; then
+	if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+		echo "bench: Debian's python3-torch is missing: apt-get install -y python3-torch" >&2
+		exit 1
+	fi
+	text=${GOTRAIN_BENCH_DATA:-$ref/../data/tinyshakespeare.txt}
+	iters=${GPT_ITERS:-2000}
+	common=(--data "$text" --iters "$iters" --batch 12)
+	# last runs a benchmark, printing its lines as they come, and keeps its
+	# last line (the summary) in $last.
+	last=
+	run() {
+		local f
+		f=$(mktemp)
+		"$@" | tee "$f"
+		last=$(tail -n 1 "$f")
+		rm -f "$f"
+	}
+	field() { sed -E "s|.*[:,] ([0-9.]+) $1.*|\1|" <<<"$2"; }
+	val() { sed -E 's/.*val loss ([0-9.]+).*/\1/' <<<"$1"; }
+	echo "== GPT 4 layers x 4 heads, 128 wide, context 64, global batch 12, $iters iterations, AdamW (torch_gpt.py's schedule)"
+	echo "load before: $(uptime)"
+	# Interleaved, gotrain and PyTorch by turns, so that a change in the
+	# machine's load falls on both.
+	run bin/gotrain bench gpt "${common[@]}" --replicas 2; g2=$last
+	run /usr/bin/python3 "$ref/torch_gpt.py" "${common[@]}" --ddp 2; td=$last
+	run bin/gotrain bench gpt "${common[@]}" --replicas 1 --threads 2; g1=$last
+	run /usr/bin/python3 "$ref/torch_gpt.py" "${common[@]}" --threads 2; t2=$last
+	echo "load after: $(uptime)"
+	echo "$g2"; echo "$g1"; echo "$td"; echo "$t2"
+	tb=$(awk -v a="$(field tokens/s "$td")" -v b="$(field tokens/s "$t2")" 'BEGIN { print (a > b ? a : b) }')
+	tv=$(awk -v a="$(val "$td")" -v b="$(val "$t2")" 'BEGIN { print (a < b ? a : b) }')
+	diff() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.4f", a - b }'; }
+	echo "ratio gotrain 2 replicas / PyTorch's best tokens/s:           $(ratio "$(field tokens/s "$g2")" "$tb")x (target ≥ 1.5)"
+	echo "ratio gotrain 1 replica, 2 threads / PyTorch's best tokens/s: $(ratio "$(field tokens/s "$g1")" "$tb")x"
+	echo "ratio gotrain 2 replicas / torch ddp 2, / torch 2 threads:     $(ratio "$(field tokens/s "$g2")" "$(field tokens/s "$td")")x, $(ratio "$(field tokens/s "$g2")" "$(field tokens/s "$t2")")x"
+	echo "val loss gotrain 2 replicas - PyTorch's lower:                $(diff "$(val "$g2")" "$tv") (target ≤ +0.03)"
+	echo "val loss gotrain 1 replica - PyTorch's lower:                 $(diff "$(val "$g1")" "$tv")"
+	echo "val loss torch ddp 2 - torch 2 threads:                       $(diff "$(val "$td")" "$(val "$t2")")"
+	it64=${GPT_ITERS64:-200}
+	echo "== the same at global batch 64, $it64 iterations: replica scaling"
+	b64=(--data "$text" --iters "$it64" --batch 64 --eval-every "$it64" --eval-iters 1)
+	run bin/gotrain bench gpt "${b64[@]}" --replicas 2; s2=$last
+	run bin/gotrain bench gpt "${b64[@]}" --replicas 1 --threads 1; s1=$last
+	echo "ratio gotrain 2 replicas / 1 replica on 1 thread, batch 64:   $(ratio "$(field tokens/s "$s2")" "$(field tokens/s "$s1")")x (target ≥ 1.7)"
+	echo "load after: $(uptime)"
 fi
 
 if [ "$what" = gorgonia ] || [ "$what" = all ]; then

@@ -22,8 +22,11 @@ import (
 )
 
 func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "gpt" {
+		return benchGPT(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "mlp" {
-		return fmt.Errorf("gotrain bench: want a benchmark name (mlp), got %q", args)
+		return fmt.Errorf("gotrain bench: want a benchmark name (mlp or gpt), got %q", args)
 	}
 	fs := flag.NewFlagSet("gotrain bench mlp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -41,13 +44,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dt := graph.Float32
-	switch *dtype {
-	case "f32":
-	case "f64":
-		dt = graph.Float64
-	default:
-		return fmt.Errorf("gotrain bench mlp: --dtype: want f32 or f64, got %q", *dtype)
+	dt, err := parseDType("mlp", *dtype)
+	if err != nil {
+		return err
 	}
 	if *workers < 1 {
 		return fmt.Errorf("gotrain bench mlp: --workers: want N ≥ 1, got %d", *workers)
@@ -105,6 +104,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "samples/s: %.0f\n", rate)
 	return nil
+}
+
+// parseDType reads the --dtype flag of benchmark name.
+func parseDType(name, s string) (graph.DType, error) {
+	switch s {
+	case "f32":
+		return graph.Float32, nil
+	case "f64":
+		return graph.Float64, nil
+	}
+	return 0, fmt.Errorf("gotrain bench %s: --dtype: want f32 or f64, got %q", name, s)
 }
 
 // mlpFlops is the floating-point operations of the matrix products in one

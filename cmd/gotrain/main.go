@@ -5,6 +5,8 @@
 //	gotrain worker --connect ADDRESS hold a kernel's session (the kernel starts this)
 //	gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME] [--memory-limit SIZE]
 //	gotrain bench mlp [flags]        time training steps of an MLP
+//	gotrain bench gpt --data FILE [flags]
+//	                                 train a small GPT on a text, as shared/bench/torch_gpt.py does
 //	gotrain warm                     build what cells import once, into Go's build cache
 //	gotrain version
 package main
@@ -50,6 +52,7 @@ func usage(w io.Writer) {
   gotrain worker --connect ADDRESS
   gotrain install [--user | --prefix DIR | --sys-prefix] [--name NAME] [--memory-limit SIZE]
   gotrain bench mlp [--replicas N] [--dims 784,512,512,10] [--batch 256] [--steps S] [--dtype f32|f64]
+  gotrain bench gpt --data FILE [--iters 2000] [--batch 12] [--replicas N] [--threads T] [--dtype f32|f64] [--cpuprofile FILE]
   gotrain warm
   gotrain version
 `)

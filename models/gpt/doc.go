@@ -8,7 +8,14 @@
 // The architecture is GPT-2's: token and position embeddings, Layers blocks
 // of pre-LayerNorm causal self-attention and a GELU MLP (4·Width wide), each
 // added back to its input, a final LayerNorm and an output layer tied to the
-// token embedding. Weights start normal with σ = 0.02.
+// token embedding. Weights start normal with σ = 0.02, but for the two
+// projections that add into the residual stream (attention's output and the
+// MLP's down projection), whose σ is 0.02/√(2·Layers) so that the stream's
+// variance does not grow with depth (GPT-2's, and torch_gpt.py's).
+//
+// Train trains one on a text's character ids with a Schedule, nanoGPT's
+// recipe as shared/bench/torch_gpt.py runs it (Bench gives the benchmark's),
+// estimating the training and validation losses as that script does.
 //
 // # Use
 //

@@ -2,6 +2,8 @@ package gpt
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
@@ -73,6 +75,8 @@ func New(name string, c Config) (*GPT, error) {
 		return nil, err
 	}
 	init := nn.KernelInitializer(nn.RandomNormal{Stddev: 0.02})
+	residualSD := 0.02 / math.Sqrt(2*float64(c.Layers))
+	attnInit := nn.KernelInitializer(residualInit{sd: 0.02, residual: residualSD})
 	opt := func(parts ...nn.LayerOption) []nn.LayerOption {
 		if !c.Bias {
 			parts = append(parts, nn.WithoutBias())
@@ -90,7 +94,7 @@ func New(name string, c Config) (*GPT, error) {
 	}
 	for i := range c.Layers {
 		p := fmt.Sprintf("%s/block_%d/", name, i)
-		attn := []nn.LayerOption{nn.Named(p + "attn"), nn.WithCausalMask(), init}
+		attn := []nn.LayerOption{nn.Named(p + "attn"), nn.WithCausalMask(), attnInit}
 		if c.Dropout > 0 {
 			attn = append(attn, nn.AttentionDropout(c.Dropout))
 		}
@@ -99,7 +103,7 @@ func New(name string, c Config) (*GPT, error) {
 			attn: nn.MultiHeadAttention(c.Heads, c.Width/c.Heads, opt(attn...)...),
 			ln2:  norm(p + "ln_2"),
 			up:   nn.Dense(4*c.Width, opt(nn.GELU, nn.Named(p+"mlp/up"), init)...),
-			down: nn.Dense(c.Width, opt(nn.Named(p+"mlp/down"), init)...),
+			down: nn.Dense(c.Width, opt(nn.Named(p+"mlp/down"), nn.KernelInitializer(nn.RandomNormal{Stddev: residualSD}))...),
 		})
 	}
 	return m, nil
@@ -126,4 +130,17 @@ func (m *GPT) Variables() []*nn.Variable {
 		parts = append(parts, b)
 	}
 	return nn.VariablesOf(append(parts, m.lnF)...)
+}
+
+// residualInit initializes attention's kernels: normal with σ sd, and σ
+// residual for the output projection, which adds into the residual stream.
+type residualInit struct{ sd, residual float64 }
+
+// Initial implements nn.Initializer.
+func (r residualInit) Initial(name string, shape []int) []float64 {
+	sd := r.sd
+	if strings.HasSuffix(name, "/output/kernel") {
+		sd = r.residual
+	}
+	return nn.RandomNormal{Stddev: sd}.Initial(name, shape)
 }
