@@ -4,6 +4,11 @@ cell each time, then compute inside cells against `go run` of the same code.
 Prints figures; asserts nothing.
 
 usage: cells_bench.py [N_NEW]
+       cells_bench.py curve [CELLS]   new-cell latency (p50, p90 of 20 cells) and the worker's
+                                      resident memory at cells 1, 100, 500, 1,000 and 2,000
+       cells_bench.py burst [CELLS]   CELLS distinct cells sent at once by 4 clients: wall time,
+                                      replies in order per client, and a new client's
+                                      kernel_info round trip every second meanwhile
 """
 import os
 import statistics
@@ -14,7 +19,10 @@ import time
 
 from jupyter_client.manager import start_new_kernel
 
-n_new = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+MODE = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in ("curve", "burst") else "compute"
+if MODE != "compute":
+    sys.argv.pop(1)
+n_new = int(sys.argv[1]) if len(sys.argv) > 1 else {"compute": 40, "curve": 2000, "burst": 500}[MODE]
 
 # Each program prints "ms <elapsed>" measured inside it, so the figures
 # compare the code's speed, not compilation.
@@ -63,6 +71,122 @@ def ms_of(text):
             return float(line.split()[1])
     raise RuntimeError("no timing in " + repr(text))
 
+
+def descendants(pid):
+    """The pids of pid's children, grandchildren, ... (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = []
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            tasks = []
+        for t in tasks:  # a Go program starts children from any of its threads
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    kids += [int(k) for k in f.read().split()]
+            except OSError:
+                pass
+        out += kids
+        todo += kids
+    return out
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def worker_rss(km):
+    """The resident memory of the kernel's worker processes, MiB."""
+    return sum(rss_mib(p) for p in descendants(km.provisioner.process.pid))
+
+
+def curve(n):
+    marks = [m for m in (1, 100, 500, 1000, 2000) if m <= n]
+    km, kc = start_new_kernel(kernel_name="gotrain")
+    try:
+        execute(kc, IMPORTS)
+        times = []
+        started = time.perf_counter()
+        for i in range(1, n + 1):
+            t0 = time.perf_counter()
+            execute(kc, f"c{i} := {i}")
+            times.append((time.perf_counter() - t0) * 1000)
+            if i in marks:
+                window = sorted(times[max(0, i - 20):i])
+                print(f"cell {i}: new-cell latency p50 {statistics.median(window):.0f} ms, "
+                      f"p90 {window[int(0.9 * (len(window) - 1))]:.0f} ms (last {len(window)}); "
+                      f"worker RSS {worker_rss(km):.0f} MiB; {time.perf_counter() - started:.0f} s so far", flush=True)
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def burst(n, clients=4):
+    import threading
+    km, kc = start_new_kernel(kernel_name="gotrain")
+    extra = [km.client() for _ in range(clients - 1)]
+    for c in extra:
+        c.start_channels()
+        c.wait_for_ready(timeout=60)
+    all_clients = [kc] + extra
+    try:
+        execute(kc, "x := 0")
+        sent = [[] for _ in all_clients]
+        t0 = time.perf_counter()
+        for i in range(n):
+            k = i % clients
+            sent[k].append(all_clients[k].execute(f"b{i} := x + {i}"))
+        probes, stop = [], threading.Event()
+
+        def probe():
+            while not stop.is_set():
+                c = km.client()
+                c.start_channels()
+                p0 = time.perf_counter()
+                try:
+                    c.kernel_info(reply=True, timeout=30)
+                    probes.append(time.perf_counter() - p0)
+                except Exception:
+                    probes.append(float("inf"))
+                c.stop_channels()
+                stop.wait(1)
+
+        th = threading.Thread(target=probe)
+        th.start()
+        in_order = True
+        for k, c in enumerate(all_clients):
+            got = []
+            while len(got) < len(sent[k]):
+                m = c.get_shell_msg(timeout=600)
+                if m["msg_type"] == "execute_reply":
+                    got.append(m["parent_header"]["msg_id"])
+            in_order = in_order and got == sent[k]
+        wall = time.perf_counter() - t0
+        stop.set()
+        th.join()
+        print(f"burst of {n} distinct cells from {clients} clients: {wall:.0f} s ({n / wall:.1f} cells/s), "
+              f"every reply to its client in order: {in_order}; a new client's kernel_info meanwhile: "
+              f"{len(probes)} probes, slowest {max(probes, default=0):.2f} s, "
+              f"{sum(p > 1 for p in probes)} over 1 s", flush=True)
+    finally:
+        for c in extra:
+            c.stop_channels()
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+if MODE == "curve":
+    curve(n_new)
+    sys.exit(0)
+if MODE == "burst":
+    burst(n_new)
+    sys.exit(0)
 
 km, kc = start_new_kernel(kernel_name="gotrain")
 try:
