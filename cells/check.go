@@ -66,6 +66,11 @@ type unit struct {
 	again    map[string]*object
 	againSrc map[string]string
 	deps     *cellDeps // what the cell's functions read (deps.go); set by generate
+	// rebound are the earlier objects this cell's declarations of the same
+	// name and type (a variable) or signature (a function) bind to
+	// (bind.go): the variable's storage, the function's slot.
+	rebound map[string]*object
+	refs    map[string][]ref // what each function names (bind.go); set by generate
 }
 
 // ownMethods returns the "Type.method" names of the methods a cell
@@ -243,6 +248,14 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	if !u.show {
 		u.show = resultCall(body, infoA)
 	}
+	// A variable declared again with its type is the earlier variable: the
+	// view declares it, and the cell's declaration assigns it.
+	if c.rebindVars(u) {
+		for name := range u.rebound {
+			delete(skip, name)
+		}
+		u.views = c.viewFiles(skip)
+	}
 
 	// Phase B: the cell as it compiles, its top-level variables at package
 	// level so that its functions and later cells see them.
@@ -255,6 +268,7 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 		return nil, errs
 	}
 	u.pkg, u.info = pkg, info
+	c.rebindFuncs(u)
 	return u, nil
 }
 

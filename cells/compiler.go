@@ -122,6 +122,14 @@ type object struct {
 	// (deps.go).
 	deps       []depVar
 	methodDeps map[string][]depVar
+	// typeKey identifies a variable's type or a function's signature
+	// across cells; slot is the cell whose package holds the slot every
+	// call of a function goes through, nil for a generic function; refs
+	// are the session names a function, a type's methods or a func literal
+	// held by a variable name (bind.go).
+	typeKey string
+	slot    *Cell
+	refs    []ref
 }
 
 // New starts a compiler for a new session.
@@ -209,16 +217,16 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 func (c *Compiler) freshFileSet() { c.fset = token.NewFileSet() }
 
 // commit makes a cell's declarations the newest of their names and says
-// what redefinitions leave behind.
+// which earlier functions a redefinition leaves on the old definition
+// (bind.go).
 func (c *Compiler) commit(u *unit, cell *Cell) []string {
 	var notices []string
 	for _, o := range cell.objs {
 		old := c.live[o.name]
-		switch {
-		case old != nil && old.cell != cell && u.again[o.name] != nil:
-			notices = append(notices, fmt.Sprintf("%s declared again with the methods this cell adds (Go keeps a type's methods with the type): later cells use the new type; values made before keep the old one and its methods", o.name))
-		case old != nil && old.cell != cell:
-			notices = append(notices, redefinition(o, old))
+		if old != nil && old != o && old.cell != cell {
+			if n := c.redefinition(o, old, u.again[o.name] != nil); n != "" {
+				notices = append(notices, n)
+			}
 		}
 		if old != o {
 			c.live[o.name] = o
@@ -233,18 +241,6 @@ func (c *Compiler) commit(u *unit, cell *Cell) []string {
 	}
 	sort.Strings(notices)
 	return notices
-}
-
-func redefinition(o, old *object) string {
-	switch o.kind {
-	case objType:
-		return fmt.Sprintf("%s redefined: later cells use the new type; values made before keep the old one", o.name)
-	case objFunc:
-		return fmt.Sprintf("%s redefined: later cells call the new one; functions of earlier cells still call the old one", o.name)
-	case objVar:
-		return fmt.Sprintf("%s redefined: later cells see the new variable; functions of earlier cells still use the old one", o.name)
-	}
-	return fmt.Sprintf("%s redefined: later cells see the new value", o.name)
 }
 
 // viewFiles returns the source of the checking view of the session: one
@@ -380,6 +376,13 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		case *ast.FuncDecl:
 			if d.Recv == nil && d.Name.Name != cellFunc && d.Name.Name != "init" && d.Name.Name != "_" {
 				add(d.Name.Name, objFunc, c.printNode(d), d.Pos())
+				o := objs[len(objs)-1]
+				if fn, ok := u.pkg.Scope().Lookup(d.Name.Name).(*types.Func); ok && fn.Signature().TypeParams() == nil {
+					o.typeKey, o.slot = c.sigKey(fn.Signature(), cell.path), cell
+					if old := u.rebound[o.name]; old != nil {
+						o.slot = old.slot
+					}
+				}
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
@@ -417,10 +420,18 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		if unnameable(v.typ) != "" {
 			viewImp["_gtrt"] = rtPath
 			add(v.name, objVar, "var "+v.name+" = "+v.zero, v.pos)
-			continue
+		} else {
+			add(v.name, objVar, "var "+v.name+" "+spell(v.typ), v.pos)
 		}
-		add(v.name, objVar, "var "+v.name+" "+spell(v.typ), v.pos)
+		objs[len(objs)-1].typeKey = c.typeKey(v.typ, cell.path)
 	}
+	// A variable declared again with its type stays the earlier one.
+	for _, name := range sortedKeys(u.rebound) {
+		if o := u.rebound[name]; o.kind == objVar {
+			objs = append(objs, o)
+		}
+	}
+	keepRefs(u, cell, objs)
 	return objs, viewImp
 }
 
