@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/scanner"
 	"go/token"
 	"go/types"
 	"sort"
@@ -18,33 +17,6 @@ const genFile = "gotrain"
 
 // cellFunc is the function a cell's statements run in.
 const cellFunc = "_gtcell"
-
-// Error is a problem in a cell's source at a position of the cell.
-type Error struct {
-	Line, Col int // 1-based; 0 when unknown
-	Msg       string
-}
-
-func (e Error) Error() string {
-	if e.Line == 0 {
-		return e.Msg
-	}
-	return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
-}
-
-// ErrorList is every error found in a cell, in source order.
-type ErrorList []Error
-
-func (l ErrorList) Error() string {
-	var b strings.Builder
-	for i, e := range l {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(e.Error())
-	}
-	return b.String()
-}
 
 // unit is a cell on its way to a package: its source as the checking view
 // sees it, and what type-checking found.
@@ -337,17 +309,6 @@ func (c *Compiler) check(file *ast.File, views []*ast.File) (*types.Package, *ty
 // unused import: cells share the session's imports, so that is normal.
 func unusedImport(msg string) bool {
 	return strings.HasPrefix(msg, "\"") && strings.Contains(msg, "imported") && strings.HasSuffix(msg, "not used")
-}
-
-func dedupe(l ErrorList) ErrorList {
-	var out ErrorList
-	for i, e := range l {
-		if i > 0 && e == l[i-1] {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 // isTopLevel reports whether the variable declared at pos is one of the
@@ -752,75 +713,4 @@ func unnameable(t types.Type) string {
 		return ""
 	}
 	return walk(t)
-}
-
-// syntaxErrors converts the parser's errors to the cell's positions.
-func syntaxErrors(err error) error {
-	var list scanner.ErrorList
-	if !errors.As(err, &list) {
-		return ErrorList{{Msg: err.Error()}}
-	}
-	var out ErrorList
-	for _, e := range list {
-		if e.Pos.Filename != cellFile {
-			out = append(out, Error{Msg: e.Msg})
-			continue
-		}
-		out = append(out, Error{e.Pos.Line, e.Pos.Column, e.Msg})
-	}
-	return out
-}
-
-// cellPos returns the cell line and column of a position.
-func (c *Compiler) cellPos(pos token.Pos) (int, int) {
-	p := c.fset.PositionFor(pos, true)
-	return p.Line, p.Column
-}
-
-func lineStarts(s string) []int {
-	starts := []int{0}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	return starts
-}
-
-func position(starts []int, off int) (line, col int) {
-	i := sort.Search(len(starts), func(i int) bool { return starts[i] > off }) - 1
-	return i + 1, off - starts[i] + 1
-}
-
-// sortSegments gathers a cell's imports, declarations and statements, in
-// order within each; with mark, each segment is preceded by a line
-// directive giving its position in the cell.
-func sortSegments(code string, mark bool) (imps, decls, stmts string) {
-	var bi, bd, bs strings.Builder
-	lines := lineStarts(code)
-	for _, s := range split(code) {
-		b := &bs
-		switch s.kind {
-		case segImport:
-			b = &bi
-		case segDecl:
-			b = &bd
-		}
-		if mark {
-			l, col := position(lines, s.start)
-			fmt.Fprintf(b, "\n//line %s:%d:%d\n", cellFile, l, col)
-		}
-		b.WriteString(code[s.start:s.end])
-		b.WriteString("\n")
-	}
-	return bi.String(), bd.String(), bs.String()
-}
-
-// Syntax parses a cell without type-checking it and returns its syntax
-// errors, for is_complete.
-func Syntax(code string) error {
-	imps, decls, stmts := sortSegments(code, false)
-	src := "package main\n" + imps + decls + "func " + cellFunc + "() {\n" + stmts + "\n}\n"
-	_, err := parser.ParseFile(token.NewFileSet(), genFile, src, parser.SkipObjectResolution)
-	return err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/printer"
 	"go/token"
 	"go/types"
 	"os"
@@ -211,11 +210,6 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	return cell, nil
 }
 
-// freshFileSet starts the positions of a new compilation or completion.
-// No position of an earlier one is used after it: what later cells need of
-// a cell (its views, the lines of its declarations) is kept as text.
-func (c *Compiler) freshFileSet() { c.fset = token.NewFileSet() }
-
 // commit makes a cell's declarations the newest of their names and says
 // which earlier functions a redefinition leaves on the old definition
 // (bind.go).
@@ -291,26 +285,6 @@ func writeImports(b *strings.Builder, imp map[string]string) {
 	for _, n := range names {
 		fmt.Fprintf(b, "import %s %q\n", n, imp[n])
 	}
-}
-
-// printNode prints an AST node as Go source.
-func (c *Compiler) printNode(n any) string {
-	var b strings.Builder
-	cfg := printer.Config{Mode: printer.RawFormat}
-	if err := cfg.Fprint(&b, c.fset, n); err != nil {
-		panic(fmt.Sprintf("cells: printing %T: %v", n, err))
-	}
-	return b.String()
-}
-
-// printSourcePos prints a node with line directives giving its positions.
-func (c *Compiler) printSourcePos(n any) string {
-	var b strings.Builder
-	cfg := printer.Config{Mode: printer.SourcePos | printer.UseSpaces, Tabwidth: 8}
-	if err := cfg.Fprint(&b, c.fset, n); err != nil {
-		panic(fmt.Sprintf("cells: printing %T: %v", n, err))
-	}
-	return b.String()
 }
 
 // objects describes the top-level names a cell declares, for later cells.
