@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
@@ -237,56 +236,6 @@ func (c *Compiler) commit(u *unit, cell *Cell) []string {
 	return notices
 }
 
-// viewFiles returns the source of the checking view of the session: one
-// file per cell with live declarations, all in one package, so that a new
-// cell sees unexported names and types as one program would. Names the new
-// cell declares are left out, so it may redefine them.
-func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
-	byCell := map[*Cell][]*object{}
-	var order []*Cell
-	for _, o := range c.live {
-		if skip[o.name] {
-			continue
-		}
-		if byCell[o.cell] == nil {
-			order = append(order, o.cell)
-		}
-		byCell[o.cell] = append(byCell[o.cell], o)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i].path < order[j].path })
-	var files []*ast.File
-	for _, cell := range order {
-		objs := byCell[cell]
-		sort.Slice(objs, func(i, j int) bool { return objs[i].name < objs[j].name })
-		var b strings.Builder
-		b.WriteString("package main\n")
-		writeImports(&b, cell.viewImp)
-		for _, o := range objs {
-			b.WriteString(o.view)
-			b.WriteString("\n")
-		}
-		f, err := parser.ParseFile(c.fset, cell.path+viewSuffix, b.String(), parser.SkipObjectResolution)
-		if err != nil {
-			// A view is generated from declarations that type-checked;
-			// failing to parse one is a bug here, not in the cell.
-			panic(fmt.Sprintf("cells: view of %s does not parse: %v\n%s", cell.path, err, b.String()))
-		}
-		files = append(files, f)
-	}
-	return files
-}
-
-func writeImports(b *strings.Builder, imp map[string]string) {
-	names := make([]string, 0, len(imp))
-	for n := range imp {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(b, "import %s %q\n", n, imp[n])
-	}
-}
-
 // objects describes the top-level names a cell declares, for later cells.
 func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 	viewImp := map[string]string{}
@@ -428,26 +377,6 @@ func constView(k *types.Const, spell func(types.Type) string) string {
 		return fmt.Sprintf("const %s = %s", k.Name(), val)
 	}
 	return fmt.Sprintf("const %s %s = %s", k.Name(), spell(k.Type()), val)
-}
-
-// recvBase returns the name of a method receiver's base type.
-func recvBase(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.ParenExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // cellDir is where a cell's build lives.
