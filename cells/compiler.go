@@ -9,7 +9,6 @@ import (
 	"go/token"
 	"go/types"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -377,9 +376,4 @@ func constView(k *types.Const, spell func(types.Type) string) string {
 		return fmt.Sprintf("const %s = %s", k.Name(), val)
 	}
 	return fmt.Sprintf("const %s %s = %s", k.Name(), spell(k.Type()), val)
-}
-
-// cellDir is where a cell's build lives.
-func (c *Compiler) cellDir(cell *Cell) string {
-	return filepath.Join(c.cfg.Dir, strings.TrimPrefix(cell.path, "gotrain.cells/"))
 }
