@@ -8,16 +8,19 @@ import (
 	"strings"
 )
 
-// build compiles a cell's generated package and links it as a plugin, then
-// loads it.
-func (c *Compiler) build(ctx context.Context, cell *Cell, u *unit) error {
+// build is the build stage: it takes a cell whose source generate gave
+// and path the source's hash decided, compiles the source against the
+// archives of the earlier cells and the packages the Toolchain built, and
+// links it as a plugin. It gives the plugin's file, for load, and sets the
+// cell's archive, for later cells' builds.
+func (c *Compiler) build(ctx context.Context, cell *Cell) (so string, err error) {
 	dir := c.cellDir(cell)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+		return "", err
 	}
 	src := filepath.Join(dir, "cell.go")
 	if err := os.WriteFile(src, []byte(cell.source), 0o600); err != nil {
-		return err
+		return "", err
 	}
 	archives := map[string]string{}
 	for _, o := range c.live {
@@ -28,7 +31,7 @@ func (c *Compiler) build(ctx context.Context, cell *Cell, u *unit) error {
 	}
 	cfg := filepath.Join(dir, "importcfg")
 	if err := c.tc.importcfg(cfg, archives); err != nil {
-		return err
+		return "", err
 	}
 	cell.archive = filepath.Join(dir, "cell.a")
 	race := []string{}
@@ -38,15 +41,14 @@ func (c *Compiler) build(ctx context.Context, cell *Cell, u *unit) error {
 	args := append([]string{"-o", cell.archive, "-p", cell.path, "-lang=go1.26", "-complete", "-installsuffix", "dynlink",
 		"-dynlink", "-nolocalimports", "-pack", "-importcfg", cfg, "-trimpath", dir + "=>"}, race...)
 	if err := c.tc.tool(ctx, dir, "compile", append(args, "cell.go")...); err != nil {
-		return ErrorList{{Msg: "cells: the generated package does not compile (a bug in gotrain):\n" + err.Error() + "\n" + numbered(cell.source)}}
+		return "", ErrorList{{Msg: "cells: the generated package does not compile (a bug in gotrain):\n" + err.Error() + "\n" + numbered(cell.source)}}
 	}
-	so := filepath.Join(dir, "cell.so")
+	so = filepath.Join(dir, "cell.so")
 	largs := append([]string{"-o", so, "-buildmode=plugin", "-pluginpath", cell.path, "-installsuffix", "dynlink", "-s", "-w", "-importcfg", cfg}, race...)
 	if err := c.tc.tool(ctx, dir, "link", append(largs, cell.archive)...); err != nil {
-		return ErrorList{{Msg: "cells: linking the cell failed:\n" + err.Error()}}
+		return "", ErrorList{{Msg: "cells: linking the cell failed:\n" + err.Error()}}
 	}
-	defer os.Remove(so) // a loaded plugin needs its file no more
-	return load(cell, so)
+	return so, nil
 }
 
 func numbered(src string) string {

@@ -71,7 +71,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// prepare parses and type-checks a cell against the session.
+// prepare is the check stage: it takes a cell's source, splits it, resolves
+// its imports (building them with the Toolchain), and type-checks it
+// against the view of the earlier cells, twice: phase A learns the types
+// of its top-level variables, phase B checks the cell as it compiles, its
+// variables at package level. It gives a unit for generate, or the cell's
+// errors.
 func (c *Compiler) prepare(code string) (*unit, error) {
 	return c.prepareWith(code, nil)
 }

@@ -10,9 +10,11 @@ import (
 	"strings"
 )
 
-// commit makes a cell's declarations the newest of their names and says
-// which earlier functions a redefinition leaves on the old definition
-// (bind.go).
+// commit is the commit stage, the only one that changes what later cells
+// see: it takes a loaded cell, with the objects describing its names, and
+// makes its declarations the newest of their names. It gives the notes
+// that say which earlier functions a redefinition leaves on the old
+// definition (bind.go).
 func (c *Compiler) commit(u *unit, cell *Cell) []string {
 	var notices []string
 	for _, o := range cell.objs {

@@ -166,6 +166,11 @@ func (c *Compiler) Compile(ctx context.Context, code string) (cell *Cell, err er
 	return c.compile(ctx, code)
 }
 
+// compile runs the stages one after the other, each taking what the one
+// before gave: split and check (check.go, split.go) give a unit, generate
+// (gen.go) the package's source, build (build.go) the plugin, load
+// (load.go) the cell's statements, commit (commit.go) the notes. Only
+// commit changes what later cells see.
 func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if r, ok := c.recent[code]; ok && r.gen == c.gen {
 		r.cell.Reused, r.cell.Notices = true, nil
@@ -189,7 +194,13 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		n := strconv.FormatInt(cellSeq.Add(1), 10)
 		cell = &Cell{path: pathPrefix + n, alias: "_gtc" + n}
 		cell.source = strings.ReplaceAll(gen, placeholderPath, cell.path)
-		if err := c.build(ctx, cell, u); err != nil {
+		so, err := c.build(ctx, cell)
+		if err != nil {
+			return nil, err
+		}
+		err = load(cell, so)
+		os.Remove(so) // a loaded plugin needs its file no more
+		if err != nil {
 			return nil, err
 		}
 		c.byHash[key] = cell

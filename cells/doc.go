@@ -10,11 +10,23 @@
 //
 // # Pipeline
 //
-// A cell is split into its imports, declarations and statements (split.go),
-// type-checked against a view of the earlier cells' declarations
-// (check.go), rewritten into the package it compiles to (gen.go, with
-// promote.go, deps.go and bind.go), built and loaded (build.go), and its
-// declarations are committed as the newest of their names (compiler.go).
+// Compile (compiler.go) runs stages that call one way, each in a file whose
+// entry function says what it takes and gives:
+//   - split (split.go): a cell's source into its imports, declarations and
+//     statements;
+//   - check (check.go, with topvars.go): parsed and type-checked against a
+//     view of the earlier cells' declarations, into a unit;
+//   - generate (gen.go, with promote.go, deps.go and bind.go): the unit
+//     rewritten into the source of the package the cell compiles to;
+//   - build (build.go, with toolchain.go): compiled and linked as a plugin;
+//   - load (load.go): the plugin opened, the cell's statements registered;
+//   - commit (commit.go): its declarations made the newest of their names.
+//
+// errors.go holds the error types, positions.go the file set of one
+// compilation and how it prints, complete.go completion, which uses check's
+// view. deps.go and bind.go follow one concern through the stages that need
+// it: bind.go's rebinding decisions are made while checking, its slots
+// while generating, its notes while committing.
 //
 // # Late binding
 //

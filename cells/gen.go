@@ -41,8 +41,10 @@ type generator struct {
 	keep     map[*ast.Ident]bool // identifiers left as written
 }
 
-// generate returns the source of the package a cell compiles to. The
-// rewrites, each needed because a cell is a package of its own:
+// generate is the generate stage: it takes a checked unit and gives the
+// source of the package the cell compiles to, its path a placeholder until
+// the source's hash decides it. The rewrites, each needed because a cell
+// is a package of its own:
 //   - a name an earlier cell declared becomes a selector of that cell's
 //     package (through a pointer for an unexported variable), and a
 //     function, this cell's own included, is called through its slot

@@ -7,8 +7,9 @@ import (
 	"github.com/gotrain/gotrain/cells/rt"
 )
 
-// load opens a cell's plugin, which runs its initialization and registers
-// its statements. plugin.Open looks up the exported functions and
+// load is the load stage: it takes a built cell and its plugin's file,
+// opens the plugin, which runs the cell's initialization and registers its
+// statements, and gives the cell its Run. plugin.Open looks up the exported functions and
 // variables of every package named main in the plugin under the plugin's
 // own path; those of earlier cells are not there, and that error, which
 // comes after initialization, is expected.

@@ -23,7 +23,9 @@ const (
 	segDecl                  // a func, method, type or const declaration
 )
 
-// split cuts a cell into its top-level statements and declarations: Go
+// split is the split stage: it takes a cell's source and gives its
+// segments, which sortSegments gathers for check. It cuts a cell into its
+// top-level statements and declarations: Go
 // has no grammar for a file that mixes them, so each is parsed where it
 // belongs. A var declaration counts as a statement: its value is computed
 // when the cell reaches it, as in a function body. Errors are left to the
