@@ -20,7 +20,7 @@ var (
 	tcErr  error
 )
 
-func toolchain(t *testing.T) *cells.Toolchain {
+func toolchain(t testing.TB) *cells.Toolchain {
 	t.Helper()
 	tcOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "cells-test-mod-")
@@ -38,11 +38,11 @@ func toolchain(t *testing.T) *cells.Toolchain {
 
 // session runs cells in order and returns what each printed to stdout.
 type session struct {
-	t *testing.T
+	t testing.TB
 	c *cells.Compiler
 }
 
-func newSession(t *testing.T) *session {
+func newSession(t testing.TB) *session {
 	c, err := cells.New(cells.Config{Dir: filepath.Join(t.TempDir(), "s"), Toolchain: toolchain(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/scanner"
 	"go/token"
 	"go/types"
 	"sort"
@@ -18,33 +17,6 @@ const genFile = "gotrain"
 
 // cellFunc is the function a cell's statements run in.
 const cellFunc = "_gtcell"
-
-// Error is a problem in a cell's source at a position of the cell.
-type Error struct {
-	Line, Col int // 1-based; 0 when unknown
-	Msg       string
-}
-
-func (e Error) Error() string {
-	if e.Line == 0 {
-		return e.Msg
-	}
-	return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg)
-}
-
-// ErrorList is every error found in a cell, in source order.
-type ErrorList []Error
-
-func (l ErrorList) Error() string {
-	var b strings.Builder
-	for i, e := range l {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(e.Error())
-	}
-	return b.String()
-}
 
 // unit is a cell on its way to a package: its source as the checking view
 // sees it, and what type-checking found.
@@ -66,6 +38,11 @@ type unit struct {
 	again    map[string]*object
 	againSrc map[string]string
 	deps     *cellDeps // what the cell's functions read (deps.go); set by generate
+	// rebound are the earlier objects this cell's declarations of the same
+	// name and type (a variable) or signature (a function) bind to
+	// (bind.go): the variable's storage, the function's slot.
+	rebound map[string]*object
+	refs    map[string][]ref // what each function names (bind.go); set by generate
 }
 
 // ownMethods returns the "Type.method" names of the methods a cell
@@ -94,17 +71,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-type topVar struct {
-	name string
-	typ  types.Type
-	pos  token.Pos
-	// zero, when the variable's value is the result of calling a
-	// package-level function, declares it without naming its type (see
-	// rt.Zero1): "_gtrt.Zero1(pkg.F)".
-	zero string
-}
-
-// prepare parses and type-checks a cell against the session.
+// prepare is the check stage: it takes a cell's source, splits it, resolves
+// its imports (building them with the Toolchain), and type-checks it
+// against the view of the earlier cells, twice: phase A learns the types
+// of its top-level variables, phase B checks the cell as it compiles, its
+// variables at package level. It gives a unit for generate, or the cell's
+// errors.
 func (c *Compiler) prepare(code string) (*unit, error) {
 	return c.prepareWith(code, nil)
 }
@@ -243,6 +215,14 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	if !u.show {
 		u.show = resultCall(body, infoA)
 	}
+	// A variable declared again with its type is the earlier variable: the
+	// view declares it, and the cell's declaration assigns it.
+	if c.rebindVars(u) {
+		for name := range u.rebound {
+			delete(skip, name)
+		}
+		u.views = c.viewFiles(skip)
+	}
 
 	// Phase B: the cell as it compiles, its top-level variables at package
 	// level so that its functions and later cells see them.
@@ -255,6 +235,7 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 		return nil, errs
 	}
 	u.pkg, u.info = pkg, info
+	c.rebindFuncs(u)
 	return u, nil
 }
 
@@ -323,17 +304,6 @@ func (c *Compiler) check(file *ast.File, views []*ast.File) (*types.Package, *ty
 // unused import: cells share the session's imports, so that is normal.
 func unusedImport(msg string) bool {
 	return strings.HasPrefix(msg, "\"") && strings.Contains(msg, "imported") && strings.HasSuffix(msg, "not used")
-}
-
-func dedupe(l ErrorList) ErrorList {
-	var out ErrorList
-	for i, e := range l {
-		if i > 0 && e == l[i-1] {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
 }
 
 // isTopLevel reports whether the variable declared at pos is one of the
@@ -516,297 +486,72 @@ func resultCall(body *ast.BlockStmt, info *types.Info) bool {
 	return !tuple
 }
 
-// declareVars moves a cell's top-level variables to package level: each
-// := and var at the top becomes an assignment, run in order, to a package
-// variable of the type phase A found.
-func (c *Compiler) declareVars(u *unit) error {
-	body := cellBody(u.fileB)
-	var list []ast.Stmt
-	for _, st := range body.List {
-		list = append(list, toAssign(st)...)
-	}
-	body.List = list
-	var errs ErrorList
-	for _, v := range u.vars {
-		if bad := unnameable(v.typ); bad != "" {
-			if v.zero == "" {
-				errs = append(errs, Error{Msg: fmt.Sprintf("%s has type %s, which a later cell could not name (%s is not exported); assign it the result of a call of a package's function, or give it a type of your own, such as an interface it implements", v.name, v.typ, bad)})
-				continue
-			}
-			zero, err := parser.ParseExpr(v.zero)
-			if err != nil {
-				return fmt.Errorf("cells: declaring %s: %v", v.name, err)
-			}
-			u.fileB.Decls = append(u.fileB.Decls, &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
-				&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent(v.name)}, Values: []ast.Expr{zero}},
-			}})
+// viewFiles returns the source of the checking view of the session: one
+// file per cell with live declarations, all in one package, so that a new
+// cell sees unexported names and types as one program would. Names the new
+// cell declares are left out, so it may redefine them.
+func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
+	byCell := map[*Cell][]*object{}
+	var order []*Cell
+	for _, o := range c.live {
+		if skip[o.name] {
 			continue
 		}
-		texpr, err := parser.ParseExpr(types.TypeString(v.typ, u.qualifier))
+		if byCell[o.cell] == nil {
+			order = append(order, o.cell)
+		}
+		byCell[o.cell] = append(byCell[o.cell], o)
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].path < order[j].path })
+	var files []*ast.File
+	for _, cell := range order {
+		objs := byCell[cell]
+		sort.Slice(objs, func(i, j int) bool { return objs[i].name < objs[j].name })
+		var b strings.Builder
+		b.WriteString("package main\n")
+		writeImports(&b, cell.viewImp)
+		for _, o := range objs {
+			b.WriteString(o.view)
+			b.WriteString("\n")
+		}
+		f, err := parser.ParseFile(c.fset, cell.path+viewSuffix, b.String(), parser.SkipObjectResolution)
 		if err != nil {
-			return fmt.Errorf("cells: spelling the type of %s: %v", v.name, err)
+			// A view is generated from declarations that type-checked;
+			// failing to parse one is a bug here, not in the cell.
+			panic(fmt.Sprintf("cells: view of %s does not parse: %v\n%s", cell.path, err, b.String()))
 		}
-		u.fileB.Decls = append(u.fileB.Decls, &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{
-			&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent(v.name)}, Type: texpr},
-		}})
+		files = append(files, f)
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	for name, path := range u.hidden {
-		addImport(u.fileB, name, path)
-	}
-	return nil
+	return files
 }
 
-// zeroOf returns the declaration without a type name of a top-level
-// variable that st gives the result of one call: of a function of an
-// imported package or of the cells, with a shape rt has a Zero function
-// for. It returns "" otherwise.
-func (c *Compiler) zeroOf(st ast.Stmt, info *types.Info) string {
-	var rhs []ast.Expr
-	switch s := st.(type) {
-	case *ast.AssignStmt:
-		rhs = s.Rhs
-	case *ast.DeclStmt:
-		if vs, ok := s.Decl.(*ast.GenDecl).Specs[0].(*ast.ValueSpec); ok && vs.Type == nil {
-			rhs = vs.Values
-		}
+func writeImports(b *strings.Builder, imp map[string]string) {
+	names := make([]string, 0, len(imp))
+	for n := range imp {
+		names = append(names, n)
 	}
-	if len(rhs) != 1 {
-		return ""
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(b, "import %s %q\n", n, imp[n])
 	}
-	call, ok := ast.Unparen(rhs[0]).(*ast.CallExpr)
-	if !ok {
-		return ""
-	}
-	// Only a function's name: evaluating it at load time calls nothing.
-	switch f := call.Fun.(type) {
-	case *ast.SelectorExpr:
-		x, ok := f.X.(*ast.Ident)
-		if !ok {
+}
+
+// recvBase returns the name of a method receiver's base type.
+func recvBase(e ast.Expr) string {
+	for {
+		switch t := e.(type) {
+		case *ast.StarExpr:
+			e = t.X
+		case *ast.ParenExpr:
+			e = t.X
+		case *ast.IndexExpr:
+			e = t.X
+		case *ast.IndexListExpr:
+			e = t.X
+		case *ast.Ident:
+			return t.Name
+		default:
 			return ""
 		}
-		if _, ok := info.Uses[x].(*types.PkgName); !ok {
-			return ""
-		}
-	case *ast.Ident:
-		if fn, ok := info.Uses[f].(*types.Func); !ok || fn.Parent() != fn.Pkg().Scope() {
-			return ""
-		}
-	default:
-		return ""
 	}
-	sig, ok := info.Types[call.Fun].Type.(*types.Signature)
-	if !ok || sig.Results().Len() != 1 || sig.TypeParams().Len() > 0 {
-		return ""
-	}
-	n := sig.Params().Len()
-	name := "Zero" + strconv.Itoa(n)
-	if sig.Variadic() {
-		n--
-		name = "ZeroV" + strconv.Itoa(n)
-	}
-	if n > 3 || (sig.Variadic() && n > 2) {
-		return ""
-	}
-	return "_gtrt." + name + "(" + c.printNode(call.Fun) + ")"
-}
-
-// qualifier names packages as the cell's file imports them, adding a
-// hidden import for a package the cell uses without importing it.
-func (u *unit) qualifier(p *types.Package) string {
-	if p.Path() == "main" {
-		return ""
-	}
-	for n, path := range u.imports {
-		if path == p.Path() {
-			return n
-		}
-	}
-	for n, path := range u.hidden {
-		if path == p.Path() {
-			return n
-		}
-	}
-	n := "_gtp" + strconv.Itoa(len(u.hidden))
-	u.hidden[n] = p.Path()
-	return n
-}
-
-func addImport(f *ast.File, name, path string) {
-	spec := &ast.ImportSpec{Name: ast.NewIdent(name), Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(path)}}
-	f.Decls = append([]ast.Decl{&ast.GenDecl{Tok: token.IMPORT, Specs: []ast.Spec{spec}}}, f.Decls...)
-	f.Imports = append(f.Imports, spec)
-}
-
-// toAssign rewrites a top-level define or var declaration as assignments.
-func toAssign(st ast.Stmt) []ast.Stmt {
-	switch s := st.(type) {
-	case *ast.AssignStmt:
-		if s.Tok == token.DEFINE {
-			s.Tok = token.ASSIGN
-		}
-	case *ast.LabeledStmt:
-		if inner := toAssign(s.Stmt); len(inner) == 1 {
-			s.Stmt = inner[0]
-			return []ast.Stmt{s}
-		}
-	case *ast.DeclStmt:
-		gd, ok := s.Decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.VAR {
-			return []ast.Stmt{st}
-		}
-		var out []ast.Stmt
-		for _, sp := range gd.Specs {
-			vs := sp.(*ast.ValueSpec)
-			var lhs []ast.Expr
-			for _, n := range vs.Names {
-				lhs = append(lhs, n)
-			}
-			values := vs.Values
-			if len(values) == 0 {
-				// var x T: zero again each time the cell runs.
-				for range lhs {
-					values = append(values, &ast.StarExpr{X: &ast.CallExpr{Fun: ast.NewIdent("new"), Args: []ast.Expr{vs.Type}}})
-				}
-			} else if vs.Type != nil && len(values) == len(lhs) {
-				// Keep the declared type: var x float64 = 1.
-				for i, v := range values {
-					values[i] = &ast.CallExpr{Fun: &ast.ParenExpr{X: vs.Type}, Args: []ast.Expr{v}}
-				}
-			}
-			out = append(out, &ast.AssignStmt{Lhs: lhs, TokPos: vs.Pos(), Tok: token.ASSIGN, Rhs: values})
-		}
-		return out
-	}
-	return []ast.Stmt{st}
-}
-
-// unnameable returns the first type within t that code outside its
-// package cannot name, or "".
-func unnameable(t types.Type) string {
-	seen := map[types.Type]bool{}
-	var walk func(t types.Type) string
-	walk = func(t types.Type) string {
-		if seen[t] {
-			return ""
-		}
-		seen[t] = true
-		switch t := t.(type) {
-		case *types.Named:
-			o := t.Obj()
-			if o.Pkg() != nil && o.Pkg().Path() != "main" && !o.Exported() {
-				return o.Pkg().Path() + "." + o.Name()
-			}
-			if o.Parent() != nil && o.Pkg() != nil && o.Parent() != o.Pkg().Scope() {
-				return o.Name() + " (declared inside a function)"
-			}
-			for i := 0; i < t.TypeArgs().Len(); i++ {
-				if s := walk(t.TypeArgs().At(i)); s != "" {
-					return s
-				}
-			}
-		case *types.Pointer:
-			return walk(t.Elem())
-		case *types.Slice:
-			return walk(t.Elem())
-		case *types.Array:
-			return walk(t.Elem())
-		case *types.Map:
-			if s := walk(t.Key()); s != "" {
-				return s
-			}
-			return walk(t.Elem())
-		case *types.Chan:
-			return walk(t.Elem())
-		case *types.Signature:
-			for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
-				for i := 0; i < tup.Len(); i++ {
-					if s := walk(tup.At(i).Type()); s != "" {
-						return s
-					}
-				}
-			}
-		case *types.Struct:
-			for i := 0; i < t.NumFields(); i++ {
-				if s := walk(t.Field(i).Type()); s != "" {
-					return s
-				}
-			}
-		}
-		return ""
-	}
-	return walk(t)
-}
-
-// syntaxErrors converts the parser's errors to the cell's positions.
-func syntaxErrors(err error) error {
-	var list scanner.ErrorList
-	if !errors.As(err, &list) {
-		return ErrorList{{Msg: err.Error()}}
-	}
-	var out ErrorList
-	for _, e := range list {
-		if e.Pos.Filename != cellFile {
-			out = append(out, Error{Msg: e.Msg})
-			continue
-		}
-		out = append(out, Error{e.Pos.Line, e.Pos.Column, e.Msg})
-	}
-	return out
-}
-
-// cellPos returns the cell line and column of a position.
-func (c *Compiler) cellPos(pos token.Pos) (int, int) {
-	p := c.fset.PositionFor(pos, true)
-	return p.Line, p.Column
-}
-
-func lineStarts(s string) []int {
-	starts := []int{0}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			starts = append(starts, i+1)
-		}
-	}
-	return starts
-}
-
-func position(starts []int, off int) (line, col int) {
-	i := sort.Search(len(starts), func(i int) bool { return starts[i] > off }) - 1
-	return i + 1, off - starts[i] + 1
-}
-
-// sortSegments gathers a cell's imports, declarations and statements, in
-// order within each; with mark, each segment is preceded by a line
-// directive giving its position in the cell.
-func sortSegments(code string, mark bool) (imps, decls, stmts string) {
-	var bi, bd, bs strings.Builder
-	lines := lineStarts(code)
-	for _, s := range split(code) {
-		b := &bs
-		switch s.kind {
-		case segImport:
-			b = &bi
-		case segDecl:
-			b = &bd
-		}
-		if mark {
-			l, col := position(lines, s.start)
-			fmt.Fprintf(b, "\n//line %s:%d:%d\n", cellFile, l, col)
-		}
-		b.WriteString(code[s.start:s.end])
-		b.WriteString("\n")
-	}
-	return bi.String(), bd.String(), bs.String()
-}
-
-// Syntax parses a cell without type-checking it and returns its syntax
-// errors, for is_complete.
-func Syntax(code string) error {
-	imps, decls, stmts := sortSegments(code, false)
-	src := "package main\n" + imps + decls + "func " + cellFunc + "() {\n" + stmts + "\n}\n"
-	_, err := parser.ParseFile(token.NewFileSet(), genFile, src, parser.SkipObjectResolution)
-	return err
 }

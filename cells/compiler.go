@@ -5,14 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/printer"
 	"go/token"
-	"go/types"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -122,6 +116,14 @@ type object struct {
 	// (deps.go).
 	deps       []depVar
 	methodDeps map[string][]depVar
+	// typeKey identifies a variable's type or a function's signature
+	// across cells; slot is the cell whose package holds the slot every
+	// call of a function goes through, nil for a generic function; refs
+	// are the session names a function, a type's methods or a func literal
+	// held by a variable name (bind.go).
+	typeKey string
+	slot    *Cell
+	refs    []ref
 }
 
 // New starts a compiler for a new session.
@@ -164,6 +166,11 @@ func (c *Compiler) Compile(ctx context.Context, code string) (cell *Cell, err er
 	return c.compile(ctx, code)
 }
 
+// compile runs the stages one after the other, each taking what the one
+// before gave: split and check (check.go, split.go) give a unit, generate
+// (gen.go) the package's source, build (build.go) the plugin, load
+// (load.go) the cell's statements, commit (commit.go) the notes. Only
+// commit changes what later cells see.
 func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if r, ok := c.recent[code]; ok && r.gen == c.gen {
 		r.cell.Reused, r.cell.Notices = true, nil
@@ -187,7 +194,13 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		n := strconv.FormatInt(cellSeq.Add(1), 10)
 		cell = &Cell{path: pathPrefix + n, alias: "_gtc" + n}
 		cell.source = strings.ReplaceAll(gen, placeholderPath, cell.path)
-		if err := c.build(ctx, cell, u); err != nil {
+		so, err := c.build(ctx, cell)
+		if err != nil {
+			return nil, err
+		}
+		err = load(cell, so)
+		os.Remove(so) // a loaded plugin needs its file no more
+		if err != nil {
 			return nil, err
 		}
 		c.byHash[key] = cell
@@ -201,271 +214,4 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	}
 	c.recent[code] = recentCell{c.gen, cell}
 	return cell, nil
-}
-
-// freshFileSet starts the positions of a new compilation or completion.
-// No position of an earlier one is used after it: what later cells need of
-// a cell (its views, the lines of its declarations) is kept as text.
-func (c *Compiler) freshFileSet() { c.fset = token.NewFileSet() }
-
-// commit makes a cell's declarations the newest of their names and says
-// what redefinitions leave behind.
-func (c *Compiler) commit(u *unit, cell *Cell) []string {
-	var notices []string
-	for _, o := range cell.objs {
-		old := c.live[o.name]
-		switch {
-		case old != nil && old.cell != cell && u.again[o.name] != nil:
-			notices = append(notices, fmt.Sprintf("%s declared again with the methods this cell adds (Go keeps a type's methods with the type): later cells use the new type; values made before keep the old one and its methods", o.name))
-		case old != nil && old.cell != cell:
-			notices = append(notices, redefinition(o, old))
-		}
-		if old != o {
-			c.live[o.name] = o
-			c.gen++
-		}
-	}
-	for name, path := range u.own {
-		if c.imports[name] != path {
-			c.imports[name] = path
-			c.gen++
-		}
-	}
-	sort.Strings(notices)
-	return notices
-}
-
-func redefinition(o, old *object) string {
-	switch o.kind {
-	case objType:
-		return fmt.Sprintf("%s redefined: later cells use the new type; values made before keep the old one", o.name)
-	case objFunc:
-		return fmt.Sprintf("%s redefined: later cells call the new one; functions of earlier cells still call the old one", o.name)
-	case objVar:
-		return fmt.Sprintf("%s redefined: later cells see the new variable; functions of earlier cells still use the old one", o.name)
-	}
-	return fmt.Sprintf("%s redefined: later cells see the new value", o.name)
-}
-
-// viewFiles returns the source of the checking view of the session: one
-// file per cell with live declarations, all in one package, so that a new
-// cell sees unexported names and types as one program would. Names the new
-// cell declares are left out, so it may redefine them.
-func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
-	byCell := map[*Cell][]*object{}
-	var order []*Cell
-	for _, o := range c.live {
-		if skip[o.name] {
-			continue
-		}
-		if byCell[o.cell] == nil {
-			order = append(order, o.cell)
-		}
-		byCell[o.cell] = append(byCell[o.cell], o)
-	}
-	sort.Slice(order, func(i, j int) bool { return order[i].path < order[j].path })
-	var files []*ast.File
-	for _, cell := range order {
-		objs := byCell[cell]
-		sort.Slice(objs, func(i, j int) bool { return objs[i].name < objs[j].name })
-		var b strings.Builder
-		b.WriteString("package main\n")
-		writeImports(&b, cell.viewImp)
-		for _, o := range objs {
-			b.WriteString(o.view)
-			b.WriteString("\n")
-		}
-		f, err := parser.ParseFile(c.fset, cell.path+viewSuffix, b.String(), parser.SkipObjectResolution)
-		if err != nil {
-			// A view is generated from declarations that type-checked;
-			// failing to parse one is a bug here, not in the cell.
-			panic(fmt.Sprintf("cells: view of %s does not parse: %v\n%s", cell.path, err, b.String()))
-		}
-		files = append(files, f)
-	}
-	return files
-}
-
-func writeImports(b *strings.Builder, imp map[string]string) {
-	names := make([]string, 0, len(imp))
-	for n := range imp {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(b, "import %s %q\n", n, imp[n])
-	}
-}
-
-// printNode prints an AST node as Go source.
-func (c *Compiler) printNode(n any) string {
-	var b strings.Builder
-	cfg := printer.Config{Mode: printer.RawFormat}
-	if err := cfg.Fprint(&b, c.fset, n); err != nil {
-		panic(fmt.Sprintf("cells: printing %T: %v", n, err))
-	}
-	return b.String()
-}
-
-// printSourcePos prints a node with line directives giving its positions.
-func (c *Compiler) printSourcePos(n any) string {
-	var b strings.Builder
-	cfg := printer.Config{Mode: printer.SourcePos | printer.UseSpaces, Tabwidth: 8}
-	if err := cfg.Fprint(&b, c.fset, n); err != nil {
-		panic(fmt.Sprintf("cells: printing %T: %v", n, err))
-	}
-	return b.String()
-}
-
-// objects describes the top-level names a cell declares, for later cells.
-func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
-	viewImp := map[string]string{}
-	for n, p := range u.imports {
-		viewImp[n] = p
-	}
-	spell := func(t types.Type) string {
-		return types.TypeString(t, func(p *types.Package) string {
-			if p.Path() == "main" {
-				return ""
-			}
-			for n, path := range viewImp {
-				if path == p.Path() {
-					return n
-				}
-			}
-			n := "_gtp" + strconv.Itoa(len(viewImp))
-			viewImp[n] = p.Path()
-			return n
-		})
-	}
-	var objs []*object
-	add := func(name string, kind objKind, view string, pos token.Pos) {
-		o := &object{name: name, kind: kind, cell: cell, access: name, view: view, code: u.code, line: c.fset.PositionFor(pos, true).Line}
-		if !token.IsExported(name) {
-			o.access = exportPrefix + name
-			o.deref = kind == objVar
-		}
-		objs = append(objs, o)
-	}
-	methods := map[string][]string{}
-	fullMethods := map[string]map[string]string{}
-	segs := split(u.code)
-	lines := lineStarts(u.code)
-	for _, d := range u.fileA.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv == nil {
-			continue
-		}
-		base := recvBase(fd.Recv.List[0].Type)
-		if base == "" {
-			continue
-		}
-		methods[base] = append(methods[base], c.printNode(fd))
-		src, ok := u.againSrc[base+"."+fd.Name.Name]
-		if p := c.fset.PositionFor(fd.Pos(), true); !ok && p.Filename == cellFile {
-			off := lines[p.Line-1] + p.Column - 1
-			for _, sg := range segs {
-				if sg.start == off {
-					src = u.code[sg.start:sg.end]
-				}
-			}
-		}
-		if fullMethods[base] == nil {
-			fullMethods[base] = map[string]string{}
-		}
-		fullMethods[base][fd.Name.Name] = src
-	}
-	for _, d := range u.fileA.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if d.Recv == nil && d.Name.Name != cellFunc && d.Name.Name != "init" && d.Name.Name != "_" {
-				add(d.Name.Name, objFunc, c.printNode(d), d.Pos())
-			}
-		case *ast.GenDecl:
-			for _, s := range d.Specs {
-				switch s := s.(type) {
-				case *ast.TypeSpec:
-					if s.Name.Name == "_" {
-						continue
-					}
-					view := "type " + c.printNode(s)
-					for _, m := range methods[s.Name.Name] {
-						view += "\n" + m
-					}
-					add(s.Name.Name, objType, view, d.Pos())
-					o := objs[len(objs)-1]
-					o.full, o.methods = "type "+c.printNode(s), fullMethods[s.Name.Name]
-				case *ast.ValueSpec:
-					if d.Tok != token.CONST {
-						continue
-					}
-					for _, n := range s.Names {
-						if n.Name == "_" {
-							continue
-						}
-						k, ok := u.pkg.Scope().Lookup(n.Name).(*types.Const)
-						if !ok {
-							continue
-						}
-						add(n.Name, objConst, constView(k, spell), n.Pos())
-					}
-				}
-			}
-		}
-	}
-	for _, v := range u.vars {
-		if unnameable(v.typ) != "" {
-			viewImp["_gtrt"] = rtPath
-			add(v.name, objVar, "var "+v.name+" = "+v.zero, v.pos)
-			continue
-		}
-		add(v.name, objVar, "var "+v.name+" "+spell(v.typ), v.pos)
-	}
-	return objs, viewImp
-}
-
-// constView declares a constant by its value, so that the view does not
-// depend on the expression (or the iota) that made it.
-func constView(k *types.Const, spell func(types.Type) string) string {
-	val := k.Val().ExactString()
-	if num, den, ok := strings.Cut(val, "/"); ok {
-		val = "(" + num + ".0/" + den + ")"
-	}
-	if b, ok := k.Type().(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
-		switch b.Kind() {
-		case types.UntypedRune:
-			return fmt.Sprintf("const %s = rune(%s)", k.Name(), val)
-		case types.UntypedFloat:
-			if !strings.ContainsAny(val, ".e") {
-				val += ".0"
-			}
-		}
-		return fmt.Sprintf("const %s = %s", k.Name(), val)
-	}
-	return fmt.Sprintf("const %s %s = %s", k.Name(), spell(k.Type()), val)
-}
-
-// recvBase returns the name of a method receiver's base type.
-func recvBase(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.ParenExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return ""
-		}
-	}
-}
-
-// cellDir is where a cell's build lives.
-func (c *Compiler) cellDir(cell *Cell) string {
-	return filepath.Join(c.cfg.Dir, strings.TrimPrefix(cell.path, "gotrain.cells/"))
 }

@@ -68,21 +68,12 @@ func (c *Compiler) funcDeps(u *unit) *cellDeps {
 	g := &generator{c: c, u: u}
 	nodes := map[string]*depNode{}
 	out := &cellDeps{funcs: map[string][]depVar{}, methods: map[string][]depVar{}, methodKeys: map[*ast.FuncDecl]string{}}
-	for _, d := range u.fileB.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Body == nil {
-			continue
+	declaredFuncs(u.fileB, func(key string, fd *ast.FuncDecl) {
+		if fd.Recv != nil {
+			out.methodKeys[fd] = key[2:]
 		}
-		switch {
-		case fd.Recv != nil:
-			if base := recvBase(fd.Recv.List[0].Type); base != "" {
-				out.methodKeys[fd] = base + "." + fd.Name.Name
-				nodes["m:"+out.methodKeys[fd]] = g.scanDeps(fd.Body)
-			}
-		case fd.Name.Name != cellFunc && fd.Name.Name != "init" && fd.Name.Name != "_":
-			nodes["f:"+fd.Name.Name] = g.scanDeps(fd.Body)
-		}
-	}
+		nodes[key] = g.scanDeps(fd.Body)
+	})
 	body := cellBody(u.fileB)
 	var lits []string
 	if body != nil {
@@ -126,6 +117,26 @@ func (c *Compiler) funcDeps(u *unit) *cellDeps {
 	}
 	out.body = closeDeps(nodes, lits...)
 	return out
+}
+
+// declaredFuncs calls visit for each function and method with a body that
+// f declares, other than the cell's statements and init, with its key:
+// "f:name" for a function, "m:Type.method" for a method.
+func declaredFuncs(f *ast.File, visit func(key string, fd *ast.FuncDecl)) {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		switch {
+		case fd.Recv != nil:
+			if base := recvBase(fd.Recv.List[0].Type); base != "" {
+				visit("m:"+base+"."+fd.Name.Name, fd)
+			}
+		case fd.Name.Name != cellFunc && fd.Name.Name != "init" && fd.Name.Name != "_":
+			visit("f:"+fd.Name.Name, fd)
+		}
+	}
 }
 
 // scanDeps returns what a function body reads: session variables, and the

@@ -41,10 +41,16 @@ type generator struct {
 	keep     map[*ast.Ident]bool // identifiers left as written
 }
 
-// generate returns the source of the package a cell compiles to. The
-// rewrites, each needed because a cell is a package of its own:
+// generate is the generate stage: it takes a checked unit and gives the
+// source of the package the cell compiles to, its path a placeholder until
+// the source's hash decides it. The rewrites, each needed because a cell
+// is a package of its own:
 //   - a name an earlier cell declared becomes a selector of that cell's
-//     package (through a pointer for an unexported variable);
+//     package (through a pointer for an unexported variable), and a
+//     function, this cell's own included, is called through its slot
+//     (bind.go);
+//   - a variable declared again with its type is assigned, not declared
+//     (bind.go);
 //   - an unexported method of a cell's type or interface is renamed with
 //     exportPrefix, in every cell alike;
 //   - an unexported field of an earlier cell's struct is reached through
@@ -61,6 +67,7 @@ func (c *Compiler) generate(u *unit) (string, error) {
 		embedded: map[string]bool{}, keep: map[*ast.Ident]bool{}}
 	f := u.fileB
 	u.deps = c.funcDeps(u)
+	u.refs = g.scanRefs()
 	g.promote()
 	renamed := g.renameGenerics()
 	astutil.Apply(f, g.pre, nil)
@@ -68,6 +75,7 @@ func (c *Compiler) generate(u *unit) (string, error) {
 		return "", g.errs
 	}
 	g.registerDeps()
+	g.addSlots()
 	g.addShims(renamed)
 	g.addEmbeddedAliases()
 	// Imports: those the rewritten code uses, whatever the cell imported.
@@ -165,9 +173,16 @@ func (g *generator) isPkgLevel(obj types.Object) bool {
 }
 
 // ref returns the expression by which this cell reaches a top-level name
-// of an earlier cell.
+// of an earlier cell: a function through its slot, a variable through the
+// package variable of the cell that first declared it with its type
+// (bind.go).
 func (g *generator) ref(name string) ast.Expr {
 	o := g.c.live[name]
+	if o.slot != nil {
+		g.used[o.slot.alias] = o.slot.path
+		slot := &ast.SelectorExpr{X: ast.NewIdent(o.slot.alias), Sel: ast.NewIdent(exportPrefix + name + slotSuffix)}
+		return &ast.SelectorExpr{X: slot, Sel: ast.NewIdent("Fn")}
+	}
 	g.used[o.cell.alias] = o.cell.path
 	var e ast.Expr = &ast.SelectorExpr{X: ast.NewIdent(o.cell.alias), Sel: ast.NewIdent(o.access)}
 	if o.deref {
@@ -189,6 +204,14 @@ func (g *generator) pre(cur *astutil.Cursor) bool {
 				return false
 			}
 			cur.Replace(g.ref(n.Name))
+			return false
+		}
+		if obj := info.Uses[n]; obj != nil && g.ownFunc(obj) {
+			// Called directly, where its entry hands over to the newest;
+			// as a value, the newest itself (bind.go).
+			if call, ok := cur.Parent().(*ast.CallExpr); !ok || call.Fun != n {
+				cur.Replace(g.slotFn(n.Name))
+			}
 			return false
 		}
 		if obj, ok := info.Uses[n].(*types.Func); ok && isTimeSleep(obj) {
@@ -614,7 +637,8 @@ func (g *generator) renameGenerics() map[string]bool {
 }
 
 // addShims declares the exported names by which later cells reach this
-// cell's unexported types, functions, variables and constants.
+// cell's unexported types, variables and constants; a function's is its
+// slot (addSlots).
 func (g *generator) addShims(renamed map[string]bool) {
 	var src strings.Builder
 	src.WriteString("package main\n")
@@ -633,8 +657,6 @@ func (g *generator) addShims(renamed map[string]bool) {
 			} else {
 				fmt.Fprintf(&src, "type %s = %s\n", x, name)
 			}
-		case *types.Func:
-			fmt.Fprintf(&src, "var %s = %s\n", x, name)
 		case *types.Var:
 			fmt.Fprintf(&src, "var %s = &%s\n", x, name)
 		case *types.Const:

@@ -1,8 +1,12 @@
 package cells
 
 import (
+	"fmt"
+	"go/parser"
 	"go/scanner"
 	"go/token"
+	"sort"
+	"strings"
 )
 
 // segment is one top-level statement or declaration of a cell's source.
@@ -19,7 +23,9 @@ const (
 	segDecl                  // a func, method, type or const declaration
 )
 
-// split cuts a cell into its top-level statements and declarations: Go
+// split is the split stage: it takes a cell's source and gives its
+// segments, which sortSegments gathers for check. It cuts a cell into its
+// top-level statements and declarations: Go
 // has no grammar for a file that mixes them, so each is parsed where it
 // belongs. A var declaration counts as a statement: its value is computed
 // when the cell reaches it, as in a function body. Errors are left to the
@@ -127,4 +133,52 @@ func classify[T any](toks []T, at func(int) token.Token) segKind {
 		}
 	}
 	return segStmt
+}
+
+func lineStarts(s string) []int {
+	starts := []int{0}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+func position(starts []int, off int) (line, col int) {
+	i := sort.Search(len(starts), func(i int) bool { return starts[i] > off }) - 1
+	return i + 1, off - starts[i] + 1
+}
+
+// sortSegments gathers a cell's imports, declarations and statements, in
+// order within each; with mark, each segment is preceded by a line
+// directive giving its position in the cell.
+func sortSegments(code string, mark bool) (imps, decls, stmts string) {
+	var bi, bd, bs strings.Builder
+	lines := lineStarts(code)
+	for _, s := range split(code) {
+		b := &bs
+		switch s.kind {
+		case segImport:
+			b = &bi
+		case segDecl:
+			b = &bd
+		}
+		if mark {
+			l, col := position(lines, s.start)
+			fmt.Fprintf(b, "\n//line %s:%d:%d\n", cellFile, l, col)
+		}
+		b.WriteString(code[s.start:s.end])
+		b.WriteString("\n")
+	}
+	return bi.String(), bd.String(), bs.String()
+}
+
+// Syntax parses a cell without type-checking it and returns its syntax
+// errors, for is_complete.
+func Syntax(code string) error {
+	imps, decls, stmts := sortSegments(code, false)
+	src := "package main\n" + imps + decls + "func " + cellFunc + "() {\n" + stmts + "\n}\n"
+	_, err := parser.ParseFile(token.NewFileSet(), genFile, src, parser.SkipObjectResolution)
+	return err
 }

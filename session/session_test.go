@@ -28,18 +28,31 @@ func TestPersistence(t *testing.T) {
 	}
 }
 
+// TestRedefinitionNotice redefines a function: with its signature, every
+// caller runs the new one and nothing is said; with another, earlier
+// callers keep the old one and a note on stderr names them (issue 24).
 func TestRedefinitionNotice(t *testing.T) {
 	s := newSession(t)
-	mustRun(t, s, "func f() int { return 1 }\ng := func() int { return f() }")
+	mustRun(t, s, "import \"fmt\"\nfunc f() int { return 1 }\ng := func() int { return f() }\nfunc h() int { return f() }")
 	res, rec := run(t, s, "func f() int { return 2 }")
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	if !strings.Contains(rec.Stderr(), "f redefined") {
-		t.Errorf("no redefinition notice on stderr: %q", rec.Stderr())
+	if rec.Stderr() != "" {
+		t.Errorf("a redefinition with the same signature printed %q, want nothing", rec.Stderr())
 	}
-	if got := mustRun(t, s, "f()*10 + g()"); got != "21" {
-		t.Errorf("f()*10 + g() = %s, want 21: later cells call the new f, earlier closures the old one", got)
+	if got := mustRun(t, s, "f()*100 + g()*10 + h()"); got != "222" {
+		t.Errorf("f()*100 + g()*10 + h() = %s, want 222: every caller runs the new f", got)
+	}
+	res, rec = run(t, s, "func f() string { return \"three\" }")
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if want := "note: f redefined with another signature: these keep calling the old one: g, h\n"; rec.Stderr() != want {
+		t.Errorf("stderr %q, want %q", rec.Stderr(), want)
+	}
+	if got := mustRun(t, s, "f() + fmt.Sprint(g(), h())"); got != "three2 2" {
+		t.Errorf("f() + fmt.Sprint(g(), h()) = %q, want %q", got, "three2 2")
 	}
 }
 

@@ -165,3 +165,13 @@ func Zero3[A, B, C, R any](func(A, B, C) R) (r R)     { return r }
 func ZeroV0[V, R any](func(...V) R) (r R)             { return r }
 func ZeroV1[A, V, R any](func(A, ...V) R) (r R)       { return r }
 func ZeroV2[A, B, V, R any](func(A, B, ...V) R) (r R) { return r }
+
+// Slot holds the newest definition of a function that cells declare with
+// one name and signature, and the marker of the cell that declared it.
+// Each definition starts by calling Fn when ID is not its own cell's
+// marker, so that every caller runs the newest (late binding; see package
+// cells).
+type Slot[F any] struct {
+	Fn F
+	ID *byte
+}

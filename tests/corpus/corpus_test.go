@@ -46,14 +46,22 @@ const (
 
 type program struct {
 	name  string // file name without extension
-	goSrc string // path of NAME.go
+	goSrc string // path of NAME.go; "" when NAME.out gives the output
 	cells []string
+	// out is NAME.out: the stdout written by hand where `go run` cannot
+	// express what the cells do (a later cell's definition reaching an
+	// earlier cell's function, issue 24).
+	out string
+	// notes are NAME.notes: the "note: " lines the cells print on stderr,
+	// in order; nil when there is no such file, which checks nothing.
+	notes []string
 }
 
-// loadPrograms reads testdata/programs/*.go and their .cells files.
+// loadPrograms reads testdata/programs/*.cells with their .go, or .out,
+// and .notes files.
 func loadPrograms(t *testing.T) []program {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", "programs", "*.go"))
+	paths, err := filepath.Glob(filepath.Join("testdata", "programs", "*.cells"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,15 +71,39 @@ func loadPrograms(t *testing.T) []program {
 	sort.Strings(paths)
 	var ps []program
 	for _, p := range paths {
-		name := strings.TrimSuffix(filepath.Base(p), ".go")
-		src, err := os.ReadFile(strings.TrimSuffix(p, ".go") + ".cells")
+		base := strings.TrimSuffix(p, ".cells")
+		src, err := os.ReadFile(p)
 		if err != nil {
-			t.Errorf("%s: %v", name, err)
+			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		ps = append(ps, program{name: name, goSrc: p, cells: splitCells(string(src))})
+		prog := program{name: filepath.Base(base), cells: splitCells(string(src))}
+		if _, err := os.Stat(base + ".go"); err == nil {
+			prog.goSrc = base + ".go"
+		}
+		if out, err := os.ReadFile(base + ".out"); err == nil {
+			prog.out = string(out)
+		}
+		if notes, err := os.ReadFile(base + ".notes"); err == nil {
+			prog.notes = noteLines(string(notes))
+			if prog.notes == nil {
+				prog.notes = []string{}
+			}
+		}
+		ps = append(ps, prog)
 	}
 	return ps
+}
+
+// noteLines returns the lines of text that start with "note: ".
+func noteLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "note: ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // splitCells splits a .cells file at lines that are exactly cellSeparator.
@@ -106,32 +138,39 @@ var nameRE = regexp.MustCompile(`^[0-9]{2}-[a-z0-9]+(-[a-z0-9]+)*$`)
 // program is a main package, and every .cells file has at least two
 // cells, none of them empty. It is fast and runs under -short.
 func TestCorpusFiles(t *testing.T) {
-	gos, _ := filepath.Glob(filepath.Join("testdata", "programs", "*.go"))
-	cellsFiles, _ := filepath.Glob(filepath.Join("testdata", "programs", "*.cells"))
 	have := map[string]bool{}
-	for _, p := range gos {
-		have[strings.TrimSuffix(filepath.Base(p), ".go")] = true
-	}
-	for _, p := range cellsFiles {
-		name := strings.TrimSuffix(filepath.Base(p), ".cells")
-		if !have[name] {
-			t.Errorf("%s has no %s.go", p, name)
+	for _, ext := range []string{".go", ".out", ".notes"} {
+		files, _ := filepath.Glob(filepath.Join("testdata", "programs", "*"+ext))
+		for _, p := range files {
+			if _, err := os.Stat(strings.TrimSuffix(p, ext) + ".cells"); err != nil {
+				t.Errorf("%s has no .cells file", p)
+			}
 		}
 	}
-	if len(gos) < 120 {
-		t.Errorf("the corpus has %d programs, want at least 120", len(gos))
+	progs := loadPrograms(t)
+	if len(progs) < 120 {
+		t.Errorf("the corpus has %d programs, want at least 120", len(progs))
 	}
-	for _, p := range loadPrograms(t) {
+	for _, p := range progs {
+		if have[p.name] {
+			t.Errorf("%s: two programs of one name", p.name)
+		}
+		have[p.name] = true
 		if !nameRE.MatchString(p.name) {
 			t.Errorf("%s: name should be NN-lowercase-words", p.name)
 		}
-		src, err := os.ReadFile(p.goSrc)
-		if err != nil {
-			t.Error(err)
-			continue
+		if (p.goSrc == "") == (p.out == "") {
+			t.Errorf("%s: want either %[1]s.go, whose `go run` gives the output, or %[1]s.out, the output written by hand", p.name)
 		}
-		if !bytes.HasPrefix(src, []byte("package main\n")) || !bytes.Contains(src, []byte("\nfunc main() {\n")) {
-			t.Errorf("%s.go: want `package main` and `func main() {`", p.name)
+		if p.goSrc != "" {
+			src, err := os.ReadFile(p.goSrc)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if !bytes.HasPrefix(src, []byte("package main\n")) || !bytes.Contains(src, []byte("\nfunc main() {\n")) {
+				t.Errorf("%s.go: want `package main` and `func main() {`", p.name)
+			}
 		}
 		if len(p.cells) < 2 {
 			t.Errorf("%s.cells: %d cell(s), want at least 2", p.name, len(p.cells))
@@ -211,14 +250,21 @@ func TestCorpus(t *testing.T) {
 			}()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			want, err := goRun(goTool, root, p.goSrc)
-			if err != nil {
-				t.Fatalf("go run %s: %v", p.goSrc, err)
+			want, from := p.out, p.name+".out"
+			if p.goSrc != "" {
+				var err error
+				if want, err = goRun(goTool, root, p.goSrc); err != nil {
+					t.Fatalf("go run %s: %v", p.goSrc, err)
+				}
+				from = "`go run " + p.name + ".go`"
 			}
 			got := runCells(t, bin, p)
 			got.stdout = normalise(got.stdout)
 			if got.stdout != want {
-				t.Errorf("stdout differs from `go run %s`:\n%s", p.name+".go", diff(want, got.stdout))
+				t.Errorf("stdout differs from %s:\n%s", from, diff(want, got.stdout))
+			}
+			if notes := noteLines(got.stderr); p.notes != nil && strings.Join(notes, "\n") != strings.Join(p.notes, "\n") {
+				t.Errorf("the cells' notes differ from %s.notes:\n%s", p.name, diff(strings.Join(p.notes, "\n")+"\n", strings.Join(notes, "\n")+"\n"))
 			}
 			for _, e := range got.errors {
 				t.Errorf("%s", e)

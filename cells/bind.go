@@ -1,0 +1,452 @@
+package cells
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Late binding (issue 24): a name declared again with the same type is the
+// same name to every cell, as a notebook user expects, not a new one that
+// only later cells see.
+//
+//   - A top-level function has a slot (rt.Slot), a package variable of its
+//     first declaring cell's package, that holds the newest definition of
+//     the same signature and the marker of its cell. A later cell declaring
+//     a function of the same name and signature stores its function in
+//     that slot: in its init, and again each time it runs, so that running
+//     an earlier declaration again makes it the one called again. Every
+//     definition starts by handing its call over to the slot's function
+//     when the slot holds another cell's, so every caller runs the newest:
+//     earlier cells' functions, its own recursive calls, a function value
+//     taken before (as in Julia; in Python such a value would keep the old
+//     body). Its own cell calls a function directly, which with the check
+//     at its entry costs about what a call in a Go program does (a call
+//     through a func variable at every recursion was 1.6x go run's fib);
+//     other cells call the slot's function, and a function used as a value
+//     is the slot's function, so that a step function passed to a
+//     strategy is the newest one, traced as such.
+//   - A variable declared again (:= or var) with the same type is the
+//     earlier variable: the checking view keeps declaring it, and the
+//     cell's declaration becomes an assignment of a fresh value to it, as
+//     a Python rebind, so that earlier functions and closures see the new
+//     value.
+//   - Anything else declared again makes a new name that later cells see:
+//     a function with another signature, a variable with another type, a
+//     type (Go's types are distinct), a constant (its value is compiled
+//     into its users), a generic function (it has no value a slot could
+//     hold). Earlier functions keep the old one, and a note names them;
+//     where none does, nothing is printed.
+//   - A method is not late-bound: a method declared in a later cell for an
+//     earlier cell's type, a new one or one declared again, declares the
+//     type again with all its methods (Go keeps a type's methods with the
+//     type, in its package), so values made before keep the old type and
+//     its methods, and the note names the functions and variables that do.
+//
+// Two declarations have the same type when their types, spelled with
+// package paths, are equal and each named type of the cells in them was
+// declared by the same cell (typeKey).
+
+// ref is a session name that a function of a cell names.
+type ref struct {
+	by    string // the function: its name, "Type.method", or the variable a func literal was assigned to
+	name  string // the name it uses
+	owner string // the path of the cell owning what the name meant then; "" for this cell, resolved by objects
+}
+
+// owner returns the cell that holds an object's storage: a function's
+// slot, a variable's package variable, a type's or constant's declaration.
+func (o *object) owner() *Cell {
+	if o.slot != nil {
+		return o.slot
+	}
+	return o.cell
+}
+
+// newCell stands for the path of the cell being compiled in a type key: no
+// stored key holds it, so a type of that cell equals no earlier one.
+const newCell = "?"
+
+// typeKey returns what identifies a type across cells: the type spelled
+// with package paths, then, for each named type of the cells in it, its
+// name and the path of its declaring cell (self for the cell being
+// compiled).
+func (c *Compiler) typeKey(t types.Type, self string) string {
+	s := types.TypeString(t, func(p *types.Package) string { return p.Path() })
+	var owners []string
+	walkTypeNames(t, func(o *types.TypeName) {
+		if o.Pkg() == nil || o.Pkg().Path() != "main" {
+			return
+		}
+		path := self
+		if f, ok := strings.CutSuffix(c.fset.PositionFor(o.Pos(), false).Filename, viewSuffix); ok {
+			path = f
+		}
+		owners = append(owners, o.Name()+"@"+path)
+	})
+	sort.Strings(owners)
+	return strings.Join(append([]string{s}, slices.Compact(owners)...), " ")
+}
+
+// sigKey is typeKey of a function's signature without its parameters'
+// names.
+func (c *Compiler) sigKey(sig *types.Signature, self string) string {
+	plain := func(t *types.Tuple) *types.Tuple {
+		vars := make([]*types.Var, t.Len())
+		for i := range vars {
+			vars[i] = types.NewVar(token.NoPos, nil, "", t.At(i).Type())
+		}
+		return types.NewTuple(vars...)
+	}
+	return c.typeKey(types.NewSignatureType(nil, nil, nil, plain(sig.Params()), plain(sig.Results()), sig.Variadic()), self)
+}
+
+// walkTypeNames calls fn for each named type and alias within t.
+func walkTypeNames(t types.Type, fn func(*types.TypeName)) {
+	seen := map[types.Type]bool{}
+	var walk func(t types.Type)
+	tuple := func(tu *types.Tuple) {
+		for i := 0; i < tu.Len(); i++ {
+			walk(tu.At(i).Type())
+		}
+	}
+	walk = func(t types.Type) {
+		if t == nil || seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t := t.(type) {
+		case *types.Named:
+			fn(t.Obj())
+			for i := 0; i < t.TypeArgs().Len(); i++ {
+				walk(t.TypeArgs().At(i))
+			}
+		case *types.Alias:
+			fn(t.Obj())
+			for i := 0; i < t.TypeArgs().Len(); i++ {
+				walk(t.TypeArgs().At(i))
+			}
+		case *types.Pointer:
+			walk(t.Elem())
+		case *types.Slice:
+			walk(t.Elem())
+		case *types.Array:
+			walk(t.Elem())
+		case *types.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case *types.Chan:
+			walk(t.Elem())
+		case *types.Signature:
+			tuple(t.Params())
+			tuple(t.Results())
+		case *types.Tuple:
+			tuple(t)
+		case *types.Struct:
+			for i := 0; i < t.NumFields(); i++ {
+				walk(t.Field(i).Type())
+			}
+		case *types.Interface:
+			for i := 0; i < t.NumExplicitMethods(); i++ {
+				walk(t.ExplicitMethod(i).Type())
+			}
+			for i := 0; i < t.NumEmbeddeds(); i++ {
+				walk(t.EmbeddedType(i))
+			}
+		case *types.Union:
+			for i := 0; i < t.Len(); i++ {
+				walk(t.Term(i).Type())
+			}
+		}
+	}
+	walk(t)
+}
+
+// rebindVars finds the top-level variables the cell declares again with
+// the type they had, takes them out of u.vars into u.rebound, and reports
+// whether it found any.
+func (c *Compiler) rebindVars(u *unit) bool {
+	u.rebound = map[string]*object{}
+	var fresh []topVar
+	for _, v := range u.vars {
+		old := c.live[v.name]
+		if old != nil && old.kind == objVar && old.typeKey == c.typeKey(v.typ, newCell) {
+			u.rebound[v.name] = old
+			continue
+		}
+		fresh = append(fresh, v)
+	}
+	u.vars = fresh
+	return len(u.rebound) > 0
+}
+
+// rebindFuncs finds the functions the cell declares again with the
+// signature they had, whose slot they take.
+func (c *Compiler) rebindFuncs(u *unit) {
+	for _, d := range u.fileB.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || !hasSlot(fd) {
+			continue
+		}
+		old := c.live[fd.Name.Name]
+		fn, ok := u.info.Defs[fd.Name].(*types.Func)
+		if old != nil && old.kind == objFunc && old.slot != nil && ok && old.typeKey == c.sigKey(fn.Signature(), newCell) {
+			u.rebound[fd.Name.Name] = old
+		}
+	}
+}
+
+// hasSlot reports whether a declared function gets a slot: a top-level
+// function that is not generic, nor the cell's statements, nor init.
+func hasSlot(fd *ast.FuncDecl) bool {
+	return fd.Recv == nil && fd.Type.TypeParams == nil && fd.Body != nil &&
+		fd.Name.Name != cellFunc && fd.Name.Name != "init" && fd.Name.Name != "_"
+}
+
+// slotSuffix ends the name of a function's slot, after exportPrefix and
+// the function's name.
+const slotSuffix = "_gtslot"
+
+// selfMarker is the variable whose address tells a cell's definitions in
+// a slot from another cell's.
+const selfMarker = "_gtself"
+
+// slotOf is the slot of this cell's function name: its own, or the earlier
+// cell's it took.
+func (g *generator) slotOf(name string) ast.Expr {
+	if old := g.u.rebound[name]; old != nil {
+		g.used[old.slot.alias] = old.slot.path
+		return &ast.SelectorExpr{X: ast.NewIdent(old.slot.alias), Sel: ast.NewIdent(exportPrefix + name + slotSuffix)}
+	}
+	return ast.NewIdent(exportPrefix + name + slotSuffix)
+}
+
+// slotFn is the newest definition of this cell's function name, as a
+// value.
+func (g *generator) slotFn(name string) ast.Expr {
+	return &ast.SelectorExpr{X: g.slotOf(name), Sel: ast.NewIdent("Fn")}
+}
+
+// ownFunc reports whether obj is a function of this cell with a slot.
+func (g *generator) ownFunc(obj types.Object) bool {
+	fn, ok := obj.(*types.Func)
+	if !ok || !g.isPkgLevel(fn) || g.isView(fn) || fn.Signature().TypeParams() != nil {
+		return false
+	}
+	name := fn.Name()
+	return name != cellFunc && name != "init" && name != "_"
+}
+
+// addSlots declares the slots of the cell's functions that have none yet,
+// stores each function in its slot, in init and when the cell runs, and
+// starts each with the hand-over to the slot's function.
+func (g *generator) addSlots() {
+	var stores []ast.Stmt
+	var decls []ast.Decl
+	for _, d := range g.u.fileB.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || !hasSlot(fd) {
+			continue
+		}
+		name := fd.Name.Name
+		nameParams(fd.Type)
+		if g.u.rebound[name] == nil {
+			sig := &ast.FuncType{Params: fd.Type.Params, Results: fd.Type.Results}
+			decls = append(decls, &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{&ast.ValueSpec{
+				Names: []*ast.Ident{ast.NewIdent(exportPrefix + name + slotSuffix)},
+				Type:  &ast.IndexExpr{X: g.rt("Slot"), Index: sig},
+			}}})
+		}
+		stores = append(stores, &ast.AssignStmt{
+			Lhs: []ast.Expr{g.slotFn(name), &ast.SelectorExpr{X: g.slotOf(name), Sel: ast.NewIdent("ID")}},
+			Tok: token.ASSIGN,
+			Rhs: []ast.Expr{ast.NewIdent(name), &ast.UnaryExpr{Op: token.AND, X: ast.NewIdent(selfMarker)}},
+		})
+		fd.Body.List = append([]ast.Stmt{g.handOver(fd)}, fd.Body.List...)
+	}
+	if len(stores) == 0 {
+		return
+	}
+	body := cellBody(g.u.fileB)
+	body.List = append(append([]ast.Stmt{}, stores...), body.List...)
+	decls = append(decls,
+		&ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{&ast.ValueSpec{Names: []*ast.Ident{ast.NewIdent(selfMarker)}, Type: ast.NewIdent("byte")}}},
+		&ast.FuncDecl{Name: ast.NewIdent("init"), Type: &ast.FuncType{Params: &ast.FieldList{}}, Body: &ast.BlockStmt{List: stores}})
+	g.u.fileB.Decls = append(g.u.fileB.Decls, decls...)
+}
+
+// handOver is `if slot.ID != &_gtself { return slot.Fn(params...) }`.
+func (g *generator) handOver(fd *ast.FuncDecl) ast.Stmt {
+	var args []ast.Expr
+	for _, f := range fd.Type.Params.List {
+		for _, n := range f.Names {
+			args = append(args, ast.NewIdent(n.Name))
+		}
+	}
+	call := &ast.CallExpr{Fun: g.slotFn(fd.Name.Name), Args: args}
+	if n := len(fd.Type.Params.List); n > 0 {
+		if _, ok := fd.Type.Params.List[n-1].Type.(*ast.Ellipsis); ok {
+			call.Ellipsis = 1
+		}
+	}
+	var then []ast.Stmt
+	if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
+		then = []ast.Stmt{&ast.ReturnStmt{Results: []ast.Expr{call}}}
+	} else {
+		then = []ast.Stmt{&ast.ExprStmt{X: call}, &ast.ReturnStmt{}}
+	}
+	return &ast.IfStmt{
+		Cond: &ast.BinaryExpr{X: &ast.SelectorExpr{X: g.slotOf(fd.Name.Name), Sel: ast.NewIdent("ID")}, Op: token.NEQ,
+			Y: &ast.UnaryExpr{Op: token.AND, X: ast.NewIdent(selfMarker)}},
+		Body: &ast.BlockStmt{List: then},
+	}
+}
+
+// nameParams names a function's unnamed and blank parameters, which the
+// hand-over passes on.
+func nameParams(ft *ast.FuncType) {
+	i := 0
+	for _, f := range ft.Params.List {
+		if len(f.Names) == 0 {
+			f.Names = []*ast.Ident{ast.NewIdent("_gta" + strconv.Itoa(i))}
+		}
+		for j, n := range f.Names {
+			if n.Name == "_" {
+				f.Names[j] = ast.NewIdent("_gta" + strconv.Itoa(i))
+			}
+			i++
+		}
+	}
+}
+
+// scanRefs records, before the rewrites, the session names each function
+// of the cell names, and what each meant: by "f:name" for a function,
+// "m:Type.method" for a method, "l:name" for a func literal assigned to a
+// top-level variable.
+func (g *generator) scanRefs() map[string][]ref {
+	out := map[string][]ref{}
+	scan := func(key, by string, n ast.Node) {
+		seen := map[string]bool{}
+		ast.Inspect(n, func(m ast.Node) bool {
+			id, ok := m.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			obj := g.u.info.Uses[id]
+			if !g.isPkgLevel(obj) || seen[obj.Name()] {
+				return true
+			}
+			seen[obj.Name()] = true
+			r := ref{by: by, name: obj.Name()}
+			if g.isView(obj) {
+				o := g.c.live[obj.Name()]
+				if o == nil {
+					return true
+				}
+				r.owner = o.owner().path
+			} else if old := g.u.rebound[obj.Name()]; old != nil {
+				r.owner = old.owner().path
+			}
+			out[key] = append(out[key], r)
+			return true
+		})
+	}
+	declaredFuncs(g.u.fileB, func(key string, fd *ast.FuncDecl) { scan(key, key[2:], fd) })
+	for _, l := range g.u.deps.lits {
+		for i, lhs := range l.stmt.Lhs {
+			if id, ok := ast.Unparen(lhs).(*ast.Ident); ok && id.Name == l.name && i < len(l.stmt.Rhs) {
+				scan("l:"+l.name, l.name, l.stmt.Rhs[i])
+			}
+		}
+	}
+	return out
+}
+
+// keepRefs gives a cell's objects what their functions name, now that the
+// cell's path is known.
+func keepRefs(u *unit, cell *Cell, objs []*object) {
+	resolve := func(rs []ref) []ref {
+		out := make([]ref, len(rs))
+		for i, r := range rs {
+			if r.owner == "" {
+				r.owner = cell.path
+			}
+			out[i] = r
+		}
+		return out
+	}
+	for _, o := range objs {
+		switch o.kind {
+		case objFunc:
+			o.refs = resolve(u.refs["f:"+o.name])
+		case objType:
+			o.refs = nil
+			for _, key := range sortedKeys(u.refs) {
+				if strings.HasPrefix(key, "m:"+o.name+".") {
+					o.refs = append(o.refs, resolve(u.refs[key])...)
+				}
+			}
+		case objVar:
+			if rs, ok := u.refs["l:"+o.name]; ok {
+				o.refs = resolve(rs)
+			}
+		}
+	}
+}
+
+// keepers returns, sorted, the functions of cells other than cell that
+// still use old once a declaration of cell replaces it, and, for a type,
+// the session variables whose values have it.
+func (c *Compiler) keepers(old *object, cell *Cell) []string {
+	owner := old.owner().path
+	var out []string
+	for _, o := range c.live {
+		if o == old || o.cell == cell {
+			continue
+		}
+		for _, r := range o.refs {
+			if r.name == old.name && r.owner == owner {
+				out = append(out, r.by)
+			}
+		}
+		if old.kind == objType && o.kind == objVar && slices.Contains(strings.Fields(o.typeKey), old.name+"@"+owner) {
+			out = append(out, o.name)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// redefinition returns the note for o replacing old, declared by another
+// cell: "" when every user of old now uses o, or when nothing earlier
+// uses old.
+func (c *Compiler) redefinition(o, old *object, again bool) string {
+	if o.owner() == old.owner() {
+		return "" // late-bound: the same slot or variable
+	}
+	keep := c.keepers(old, o.cell)
+	if len(keep) == 0 {
+		return ""
+	}
+	list := strings.Join(keep, ", ")
+	switch {
+	case again:
+		return fmt.Sprintf("%s declared again with the methods this cell adds (Go keeps a type's methods with the type): these keep the old %[1]s and its methods: %s", o.name, list)
+	case o.kind == objType && old.kind == objType:
+		return fmt.Sprintf("%s redefined as a new type: these keep the old one: %s", o.name, list)
+	case o.kind == objFunc && old.kind == objFunc && (o.slot == nil || old.slot == nil):
+		return fmt.Sprintf("%s redefined: a generic function is bound when its callers compile; these keep calling the old one: %s", o.name, list)
+	case o.kind == objFunc && old.kind == objFunc:
+		return fmt.Sprintf("%s redefined with another signature: these keep calling the old one: %s", o.name, list)
+	case o.kind == objVar && old.kind == objVar:
+		return fmt.Sprintf("%s redefined with another type: these keep the old variable: %s", o.name, list)
+	case o.kind == objConst && old.kind == objConst:
+		return fmt.Sprintf("%s redefined: a constant is compiled into its users; these keep the old value: %s", o.name, list)
+	}
+	return fmt.Sprintf("%s redefined as another kind of name: these keep the old one: %s", o.name, list)
+}

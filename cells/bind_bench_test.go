@@ -1,0 +1,108 @@
+package cells_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gotrain/gotrain/cells/rt"
+)
+
+// fibDecl and fibLoop are the fib(25) row of the README's benchmark table
+// (scripts/cells_bench.py): fib declared in one cell, called from another.
+const (
+	fibDecl = "func fib(n int) int {\n\tif n < 2 {\n\t\treturn n\n\t}\n\treturn fib(n-1) + fib(n-2)\n}\n"
+	fibLoop = "start := time.Now()\nr := 0\nfor k := 0; k < 20; k++ {\n\tr += fib(25)\n}\n"
+)
+
+// BenchmarkIssue24FibAcrossCells times fib(25) declared in one cell and
+// called from another, and the same code built by `go build`, alternating
+// them; it reports the cells' time per fib(25), go build's, and their
+// ratio. Every call of fib, its recursive ones included, goes through its
+// slot, so that a later cell's redefinition reaches it.
+func BenchmarkIssue24FibAcrossCells(b *testing.B) {
+	s := newSession(b)
+	for _, code := range []string{"import (\n\t\"fmt\"\n\t\"time\"\n)\nvar _ = fmt.Sprint", fibDecl} {
+		c, err := s.c.Compile(context.Background(), code)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Run()
+	}
+	cell, err := s.c.Compile(context.Background(), fibLoop+"time.Since(start)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	prog := buildFib(b)
+	var inCells, native []float64
+	for b.Loop() {
+		cell.Run()
+		v, _ := rt.TakeResult()
+		inCells = append(inCells, float64(v.(time.Duration))/20)
+		out, err := exec.Command(prog).Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		native = append(native, ns/20)
+	}
+	c, n := median(inCells), median(native)
+	b.ReportMetric(c, "ns/fib-cell")
+	b.ReportMetric(n, "ns/fib-gobuild")
+	b.ReportMetric(c/n, "ratio")
+}
+
+// buildFib builds the program the cells make, with this test binary's race
+// setting, and returns its path; it prints the time of 20 fib(25) in ns.
+func buildFib(b *testing.B) string {
+	dir := b.TempDir()
+	body := strings.ReplaceAll(strings.TrimSpace(fibLoop), "\n", "\n\t")
+	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\n" + fibDecl + "\nfunc main() {\n\t" + body + "\n\tfmt.Println(time.Since(start).Nanoseconds(), r)\n}\n"
+	src = strings.Replace(src, "fmt.Println(time.Since(start).Nanoseconds(), r)", "_ = r\n\tfmt.Println(time.Since(start).Nanoseconds())", 1)
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	args := []string{"build", "-o", "fib"}
+	if raceBuild() {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, "main.go")...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "fib")
+}
+
+// raceBuild reports whether this test binary was built with -race.
+func raceBuild() bool {
+	bi, _ := debug.ReadBuildInfo()
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}

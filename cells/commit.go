@@ -1,0 +1,183 @@
+package cells
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// commit is the commit stage, the only one that changes what later cells
+// see: it takes a loaded cell, with the objects describing its names, and
+// makes its declarations the newest of their names. It gives the notes
+// that say which earlier functions a redefinition leaves on the old
+// definition (bind.go).
+func (c *Compiler) commit(u *unit, cell *Cell) []string {
+	var notices []string
+	for _, o := range cell.objs {
+		old := c.live[o.name]
+		if old != nil && old != o && old.cell != cell {
+			if n := c.redefinition(o, old, u.again[o.name] != nil); n != "" {
+				notices = append(notices, n)
+			}
+		}
+		if old != o {
+			c.live[o.name] = o
+			c.gen++
+		}
+	}
+	for name, path := range u.own {
+		if c.imports[name] != path {
+			c.imports[name] = path
+			c.gen++
+		}
+	}
+	sort.Strings(notices)
+	return notices
+}
+
+// objects describes the top-level names a cell declares, for later cells.
+func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
+	viewImp := map[string]string{}
+	for n, p := range u.imports {
+		viewImp[n] = p
+	}
+	spell := func(t types.Type) string {
+		return types.TypeString(t, func(p *types.Package) string {
+			if p.Path() == "main" {
+				return ""
+			}
+			for n, path := range viewImp {
+				if path == p.Path() {
+					return n
+				}
+			}
+			n := "_gtp" + strconv.Itoa(len(viewImp))
+			viewImp[n] = p.Path()
+			return n
+		})
+	}
+	var objs []*object
+	add := func(name string, kind objKind, view string, pos token.Pos) {
+		o := &object{name: name, kind: kind, cell: cell, access: name, view: view, code: u.code, line: c.fset.PositionFor(pos, true).Line}
+		if !token.IsExported(name) {
+			o.access = exportPrefix + name
+			o.deref = kind == objVar
+		}
+		objs = append(objs, o)
+	}
+	methods := map[string][]string{}
+	fullMethods := map[string]map[string]string{}
+	segs := split(u.code)
+	lines := lineStarts(u.code)
+	for _, d := range u.fileA.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil {
+			continue
+		}
+		base := recvBase(fd.Recv.List[0].Type)
+		if base == "" {
+			continue
+		}
+		methods[base] = append(methods[base], c.printNode(fd))
+		src, ok := u.againSrc[base+"."+fd.Name.Name]
+		if p := c.fset.PositionFor(fd.Pos(), true); !ok && p.Filename == cellFile {
+			off := lines[p.Line-1] + p.Column - 1
+			for _, sg := range segs {
+				if sg.start == off {
+					src = u.code[sg.start:sg.end]
+				}
+			}
+		}
+		if fullMethods[base] == nil {
+			fullMethods[base] = map[string]string{}
+		}
+		fullMethods[base][fd.Name.Name] = src
+	}
+	for _, d := range u.fileA.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name != cellFunc && d.Name.Name != "init" && d.Name.Name != "_" {
+				add(d.Name.Name, objFunc, c.printNode(d), d.Pos())
+				o := objs[len(objs)-1]
+				if fn, ok := u.pkg.Scope().Lookup(d.Name.Name).(*types.Func); ok && fn.Signature().TypeParams() == nil {
+					o.typeKey, o.slot = c.sigKey(fn.Signature(), cell.path), cell
+					if old := u.rebound[o.name]; old != nil {
+						o.slot = old.slot
+					}
+				}
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if s.Name.Name == "_" {
+						continue
+					}
+					view := "type " + c.printNode(s)
+					for _, m := range methods[s.Name.Name] {
+						view += "\n" + m
+					}
+					add(s.Name.Name, objType, view, d.Pos())
+					o := objs[len(objs)-1]
+					o.full, o.methods = "type "+c.printNode(s), fullMethods[s.Name.Name]
+				case *ast.ValueSpec:
+					if d.Tok != token.CONST {
+						continue
+					}
+					for _, n := range s.Names {
+						if n.Name == "_" {
+							continue
+						}
+						k, ok := u.pkg.Scope().Lookup(n.Name).(*types.Const)
+						if !ok {
+							continue
+						}
+						add(n.Name, objConst, constView(k, spell), n.Pos())
+					}
+				}
+			}
+		}
+	}
+	for _, v := range u.vars {
+		if unnameable(v.typ) != "" {
+			viewImp["_gtrt"] = rtPath
+			add(v.name, objVar, "var "+v.name+" = "+v.zero, v.pos)
+		} else {
+			add(v.name, objVar, "var "+v.name+" "+spell(v.typ), v.pos)
+		}
+		objs[len(objs)-1].typeKey = c.typeKey(v.typ, cell.path)
+	}
+	// A variable declared again with its type stays the earlier one.
+	for _, name := range sortedKeys(u.rebound) {
+		if o := u.rebound[name]; o.kind == objVar {
+			objs = append(objs, o)
+		}
+	}
+	keepRefs(u, cell, objs)
+	return objs, viewImp
+}
+
+// constView declares a constant by its value, so that the view does not
+// depend on the expression (or the iota) that made it.
+func constView(k *types.Const, spell func(types.Type) string) string {
+	val := k.Val().ExactString()
+	if num, den, ok := strings.Cut(val, "/"); ok {
+		val = "(" + num + ".0/" + den + ")"
+	}
+	if b, ok := k.Type().(*types.Basic); ok && b.Info()&types.IsUntyped != 0 {
+		switch b.Kind() {
+		case types.UntypedRune:
+			return fmt.Sprintf("const %s = rune(%s)", k.Name(), val)
+		case types.UntypedFloat:
+			if !strings.ContainsAny(val, ".e") {
+				val += ".0"
+			}
+		}
+		return fmt.Sprintf("const %s = %s", k.Name(), val)
+	}
+	return fmt.Sprintf("const %s %s = %s", k.Name(), spell(k.Type()), val)
+}

@@ -1,0 +1,76 @@
+// Package cells compiles the cells of a notebook session with the Go
+// toolchain, each into a plugin that it loads into this process.
+//
+// # Use
+//
+// NewToolchain prepares the session's module; New starts a Compiler, whose
+// Compile type-checks a cell against the earlier ones, builds it and loads
+// it, and returns a Cell whose Run runs its statements. Package session
+// drives it; generated code calls only package cells/rt.
+//
+// # Pipeline
+//
+// Compile (compiler.go) runs stages that call one way, each in a file whose
+// entry function says what it takes and gives:
+//   - split (split.go): a cell's source into its imports, declarations and
+//     statements;
+//   - check (check.go, with topvars.go): parsed and type-checked against a
+//     view of the earlier cells' declarations, into a unit;
+//   - generate (gen.go, with promote.go, deps.go and bind.go): the unit
+//     rewritten into the source of the package the cell compiles to;
+//   - build (build.go, with toolchain.go): compiled and linked as a plugin;
+//   - load (load.go): the plugin opened, the cell's statements registered;
+//   - commit (commit.go): its declarations made the newest of their names.
+//
+// errors.go holds the error types, positions.go the file set of one
+// compilation and how it prints, complete.go completion, which uses check's
+// view. deps.go and bind.go follow one concern through the stages that need
+// it: bind.go's rebinding decisions are made while checking, its slots
+// while generating, its notes while committing.
+//
+// # Late binding
+//
+// A name declared again keeps meaning one thing to every cell where Go
+// allows it (bind.go):
+//   - a top-level function declared again with the same signature is the
+//     one every caller runs, earlier cells' functions, its own recursive
+//     calls and a function value taken before included;
+//   - a variable declared again (:= or var) with the same type is the same
+//     variable, given a fresh value, so earlier functions and closures see
+//     the new value;
+//   - anything else makes a new name for later cells: a function with
+//     another signature, a variable with another type, a type, a constant,
+//     a generic function; earlier functions keep the old one, and the
+//     cell's Notices has one line naming them (none when no earlier
+//     function uses the old one).
+//
+// Methods are not late-bound: Go keeps a type's methods with the type, in
+// its package, so a cell that declares a method of an earlier cell's type,
+// new or again, declares the type again with all its methods; values made
+// before keep the old type and its methods, and a note names the
+// functions and variables that do.
+//
+// # Invariants
+//
+// Every position in generated code points into the cell or is under
+// `//line gotrain:1`. A failing cell changes nothing of the session. A
+// build is reused for a cell whose generated source is the same.
+//
+// # Concurrency
+//
+// A Compiler's methods must not be called concurrently. A cell's Run may
+// run while goroutines of earlier cells call its functions.
+//
+// # Errors
+//
+// Errors in a cell are an ErrorList with the cell's line and column; a
+// panic inside the compiler becomes an error saying it is a gotrain bug.
+package cells
+
+// BUG(cells): A function's slot is written without synchronization when a
+// cell declaring it runs, so a goroutine of an earlier cell calling the
+// function meanwhile may run either definition.
+
+// BUG(cells): What a function reads (deps.go) is found when it compiles,
+// through the functions it calls then: a later cell's redefinition of a
+// function it calls does not change what it was registered to read.
