@@ -549,10 +549,9 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 	}
 	for r := 0; r+c <= len(x); r += c {
 		row, dst := x[r:r+c], out[r:r+c]
-		mx := row[0]
-		for _, v := range row[1:] {
-			mx = max(mx, v)
-		}
+		// The maximum skips NaNs; a NaN still makes its row's sum, and
+		// so the row, NaN.
+		mx := kernels.Max(row)
 		if !log {
 			// The exponentials of float32 rows go 8 at a time (attention's
 			// softmax, issue 22).
