@@ -264,12 +264,15 @@ func sumAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() 
 }
 
 func addNKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	// in[0] + in[1] + ... in order, each sum a vector loop.
 	return func() {
-		copy(out, in[0])
-		for _, x := range in[1:] {
-			for i, v := range x {
-				out[i] += v
-			}
+		if len(in) == 1 {
+			copy(out, in[0])
+			return
+		}
+		kernels.AddTo(out, in[0], in[1])
+		for _, x := range in[2:] {
+			kernels.AddTo(out, out, x)
 		}
 	}
 }
