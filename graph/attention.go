@@ -15,12 +15,14 @@ import (
 // of shape [..., tq, dv], the softmax over the keys. With causal set, query
 // i attends only to keys j ≤ i + tk - tq (CausalMask), so with tq = tk each
 // position sees itself and the positions before it. It is composed of
-// BatchMatMul, Scale, CausalMask and Softmax, so its gradient is theirs;
-// the weights [..., tq, tk] are held for the backward pass.
+// BatchMatMul, Scale and Softmax, so its gradient is theirs; causal, the
+// softmax is Softmax(CausalMask(x)) in one op that computes only the keys
+// each query sees (about half of them). The weights [..., tq, tk] are held
+// for the backward pass.
 // It panics with an error wrapping ErrShape if the shapes do not fit, or if
 // causal and tq > tk (a query would see no key).
 func Attention(q, k, v *Node, causal bool) *Node {
-	return BatchMatMul(Softmax(attentionLogits("attention", q, k, v, causal)), v, false, false)
+	return BatchMatMul(attentionWeights("attention", q, k, v, causal), v, false, false)
 }
 
 // AttentionDropout is Attention with inverted dropout on the attention
@@ -28,13 +30,13 @@ func Attention(q, k, v *Node, causal bool) *Node {
 // draws it; a rate of 0 is Attention.
 // It panics as Attention and Dropout do.
 func AttentionDropout(q, k, v *Node, causal bool, step *Node, rate float64, seed, stream uint64) *Node {
-	w := Softmax(attentionLogits("attention_dropout", q, k, v, causal))
+	w := attentionWeights("attention_dropout", q, k, v, causal)
 	return BatchMatMul(Dropout(w, step, rate, seed, stream), v, false, false)
 }
 
-// attentionLogits checks the shapes and returns q·kᵀ/√d, causally masked
-// if asked. The scale goes on q, the smaller operand when d < tk.
-func attentionLogits(op string, q, k, v *Node, causal bool) *Node {
+// attentionWeights checks the shapes and returns softmax(q·kᵀ/√d), causally
+// masked if asked. The scale goes on q, the smaller operand when d < tk.
+func attentionWeights(op string, q, k, v *Node, causal bool) *Node {
 	g := graphOf(op, q, k, v)
 	rq, rk, rv := len(q.shape), len(k.shape), len(v.shape)
 	switch {
@@ -50,9 +52,9 @@ func attentionLogits(op string, q, k, v *Node, causal bool) *Node {
 	}
 	s := BatchMatMul(q, k, false, true)
 	if causal {
-		s = CausalMask(s)
+		return s.g.add(opCausalSoftmax, s.shape, s)
 	}
-	return s
+	return Softmax(s)
 }
 
 // CausalMask returns x [..., tq, tk] with every element [..., i, j] where j >
@@ -98,5 +100,54 @@ func causalMask[T Float](out, x []T, tq, tk int, v T) {
 		for j := r%tq + tk - tq + 1; j < tk; j++ {
 			row[j] = v
 		}
+	}
+}
+
+// causalSoftmaxGrad: the softmax's gradient over the keys each query sees;
+// the others had constant weights, 0.
+func causalSoftmaxGrad(n, dy *Node) []*Node {
+	return []*Node{n.g.add(opCausalSoftmaxGrad, n.shape, n, dy)}
+}
+
+func causalSoftmaxKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, r := in[0], len(n.shape)
+	tq, tk := n.shape[r-2], n.shape[r-1]
+	return func() { causalSoftmax(out, x, tq, tk) }
+}
+
+func causalSoftmaxGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	y, dy, r := in[0], in[1], len(n.shape)
+	tq, tk := n.shape[r-2], n.shape[r-1]
+	return func() { causalSoftmaxGradRows(out, y, dy, tq, tk) }
+}
+
+// causalSoftmax is softmaxRows(causalMask(x, -Inf)) without the masked
+// keys: row i of each [tq, tk] matrix is the softmax of its first
+// i + tk - tq + 1 elements, then zeros. Keep in sync with gt_causal_softmax
+// in kernels_cuda.go.
+func causalSoftmax[T Float](out, x []T, tq, tk int) {
+	if tk == 0 {
+		return
+	}
+	for r := 0; r < len(out)/tk; r++ {
+		n := r%tq + tk - tq + 1
+		row := r * tk
+		softmaxRows(out[row:row+n], x[row:row+n], n, false)
+		clear(out[row+n : row+tk])
+	}
+}
+
+// causalSoftmaxGradRows is softmaxGrad over the elements causalSoftmax
+// computes, and 0 for the others. Keep in sync with gt_causal_softmax_grad
+// in kernels_cuda.go.
+func causalSoftmaxGradRows[T Float](out, y, dy []T, tq, tk int) {
+	if tk == 0 {
+		return
+	}
+	for r := 0; r < len(out)/tk; r++ {
+		n := r%tq + tk - tq + 1
+		row := r * tk
+		softmaxGrad(out[row:row+n], y[row:row+n], dy[row:row+n], n)
+		clear(out[row+n : row+tk])
 	}
 }

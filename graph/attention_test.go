@@ -77,6 +77,8 @@ func attentionOpCases() []opCase {
 			ref: attentionRef(4, 3, 3, 4, 2, true)},
 		{name: "attention-causal-fewer-queries", shapes: [][]int{{1, 2, 2, 3}, {1, 2, 4, 3}, {1, 2, 4, 3}}, build: att(true),
 			ref: attentionRef(2, 2, 4, 3, 3, true)},
+		{name: "attention-causal-rows-past-a-vector", shapes: [][]int{{1, 2, 11, 3}, {1, 2, 11, 3}, {1, 2, 11, 2}}, build: att(true),
+			ref: attentionRef(2, 11, 11, 3, 2, true)},
 		{name: "attention-rank3", shapes: [][]int{{2, 4, 3}, {2, 5, 3}, {2, 5, 2}}, build: att(false),
 			ref: attentionRef(2, 4, 5, 3, 2, false)},
 	}

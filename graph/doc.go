@@ -69,8 +69,8 @@
 // the last axis in one kernel per row; a statistics node keeps each row's
 // mean and 1/σ for the backward pass, whose dx is one kernel per row and
 // dγ one pass over the rows. Attention is composed: q·kᵀ/√d by
-// BatchMatMul, CausalMask (-Inf above the diagonal), Softmax and the
-// product with v.
+// BatchMatMul, Softmax and the product with v; causal, the softmax is one
+// op, Softmax(CausalMask(x)) computing only the keys each query sees.
 //
 // # Running
 //

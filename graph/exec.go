@@ -215,7 +215,8 @@ func logSoftmaxKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func
 
 func sparseXentKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	lab, x, c := in[0], in[1], n.in[1].shape[1]
-	return func() { sparseXent(out, lab, x, c) }
+	exps := make([]T, c)
+	return func() { sparseXent(out, lab, x, exps, c) }
 }
 
 func softmaxXentKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
@@ -264,12 +265,15 @@ func sumAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() 
 }
 
 func addNKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	// in[0] + in[1] + ... in order, each sum a vector loop.
 	return func() {
-		copy(out, in[0])
-		for _, x := range in[1:] {
-			for i, v := range x {
-				out[i] += v
-			}
+		if len(in) == 1 {
+			copy(out, in[0])
+			return
+		}
+		kernels.AddTo(out, in[0], in[1])
+		for _, x := range in[2:] {
+			kernels.AddTo(out, out, x)
 		}
 	}
 }
@@ -549,10 +553,9 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 	}
 	for r := 0; r+c <= len(x); r += c {
 		row, dst := x[r:r+c], out[r:r+c]
-		mx := row[0]
-		for _, v := range row[1:] {
-			mx = max(mx, v)
-		}
+		// The maximum skips NaNs; a NaN still makes its row's sum, and
+		// so the row, NaN.
+		mx := kernels.Max(row)
 		if !log {
 			// The exponentials of float32 rows go 8 at a time (attention's
 			// softmax, issue 22).
@@ -640,24 +643,30 @@ func classOf[T Float](l T, row, c int) int {
 	return k
 }
 
-// sparseXent is: out[i] = lse(x[i,:]) - x[i,lab[i]].
-func sparseXent[T Float](out, lab, x []T, c int) {
+// sparseXent is: out[i] = lse(x[i,:]) - x[i,lab[i]], the exponentials
+// as softmaxRows takes them (exps: scratch of c).
+func sparseXent[T Float](out, lab, x, exps []T, c int) {
 	for i := range out {
 		row := x[i*c : (i+1)*c]
 		k := classOf(lab[i], i, c)
-		out[i] = T(rowLSE(row) - float64(row[k]))
+		mx := kernels.Max(row)
+		lse := float64(mx) + math.Log(float64(kernels.ExpSubTo(exps, row, mx)))
+		out[i] = T(lse - float64(row[k]))
 	}
 }
 
-// sparseXentGrad is: out[i,j] = (softmax(x[i,:])[j] - [j == lab[i]]) · dl[i].
+// sparseXentGrad is: out[i,j] = (softmax(x[i,:])[j] - [j == lab[i]]) · dl[i],
+// the softmax's exponentials as softmaxRows takes them: a float32 GPT's
+// logits are [batch·steps, vocab], and math.Exp was 2-3% of its step
+// (issue 22). The CUDA kernel (gt_sparse_xent_grad) computes in double.
 func sparseXentGrad[T Float](out, lab, x, dl []T, c int) {
 	for i := range dl {
 		row, o := x[i*c:(i+1)*c], out[i*c:(i+1)*c]
 		k := classOf(lab[i], i, c)
-		lse := rowLSE(row)
 		d := float64(dl[i])
-		for j, v := range row {
-			o[j] = T(math.Exp(float64(v)-lse) * d)
+		scale := d / float64(kernels.ExpSubTo(o, row, kernels.Max(row)))
+		for j, e := range o {
+			o[j] = T(float64(e) * scale)
 		}
 		o[k] -= T(d)
 	}

@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // Gradients appends to the graph the nodes computing dy/dx for each x in xs
 // (reverse-mode differentiation) and returns them aligned with xs. Each
@@ -64,7 +68,7 @@ func (g *Graph) Gradients(y *Node, xs []*Node) []*Node {
 		}
 		dy := contrib[id][0]
 		if len(contrib[id]) > 1 {
-			dy = g.addN(n.shape, contrib[id])
+			dy = g.sumContributions(n.shape, contrib[id])
 		}
 		grads[id] = dy
 		if ops[n.op].stopsGradient || len(n.in) == 0 {
@@ -112,6 +116,30 @@ func (g *Graph) withScope(s string) func() {
 
 func (g *Graph) addN(shape []int, ns []*Node) *Node {
 	return g.add(opAddN, shape, ns...)
+}
+
+// sumContributions returns the sum of a node's gradient contributions cs.
+// Where they are the gradients of slices that tile the node along one axis
+// (the parts of a Split, as attention's q, k and v), each is its dy among
+// zeros, so the sum is the dys joined by Concat: nothing is zeroed or
+// added. Otherwise it is one add_n.
+func (g *Graph) sumContributions(shape []int, cs []*Node) *Node {
+	parts := slices.Clone(cs)
+	slices.SortFunc(parts, func(a, b *Node) int { return cmp.Compare(a.from, b.from) })
+	axis, at := parts[0].axis, 0
+	for _, p := range parts {
+		if p.op != opSliceGrad || p.axis != axis || p.from != at {
+			return g.addN(shape, cs)
+		}
+		at += p.in[0].shape[axis]
+	}
+	if at != shape[axis] {
+		return g.addN(shape, cs)
+	}
+	for i, p := range parts {
+		parts[i] = p.in[0]
+	}
+	return Concat(axis, parts...)
 }
 
 func broadcastScalar(dy *Node, shape []int, factor float64) *Node {

@@ -595,3 +595,36 @@ func TestEmptyShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestIssue22AttentionRunAllocatesNothing: a causal attention step on q, k
+// and v split from one tensor, forward and backward (causal_softmax, its
+// gradient, add_n and the split's concat), allocates nothing per Run.
+func TestIssue22AttentionRunAllocatesNothing(t *testing.T) {
+	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
+		g := graph.New(dt)
+		x := g.Placeholder("qkv", 3, 2, 2, 11, 4)
+		p := graph.Split(x, 0, 1, 1, 1)
+		for i := range p {
+			p[i] = graph.Reshape(p[i], 2, 2, 11, 4)
+		}
+		y := graph.Attention(p[0], p[1], p[2], true)
+		loss := graph.Sum(graph.Mul(y, graph.Add(y, p[0])))
+		dx := g.Gradients(loss, []*graph.Node{x})[0]
+		prog, err := g.Compile(loss, dx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]float64, x.Len())
+		for i := range vals {
+			vals[i] = math.Sin(float64(i))
+		}
+		prog.Feed(x, vals)
+		if got := testing.AllocsPerRun(20, func() {
+			if err := prog.Run(); err != nil {
+				t.Fatal(err)
+			}
+		}); got != 0 {
+			t.Errorf("%v: Run allocates %v times per call, want 0", dt, got)
+		}
+	}
+}

@@ -44,5 +44,7 @@ func TestDeviceIssue22Ops(t *testing.T) {
 			build: func(in []*graph.Node) *graph.Node { return graph.Softmax(graph.CausalMask(in[0])) }},
 		{name: "attention-causal-2x3x17x9", shapes: [][]int{{2, 3, 17, 9}, {2, 3, 17, 9}, {2, 3, 17, 5}},
 			build: func(in []*graph.Node) *graph.Node { return graph.Attention(in[0], in[1], in[2], true) }},
+		{name: "attention-causal-fewer-queries-2x3x5x9", shapes: [][]int{{2, 3, 5, 9}, {2, 3, 17, 9}, {2, 3, 17, 5}},
+			build: func(in []*graph.Node) *graph.Node { return graph.Attention(in[0], in[1], in[2], true) }},
 	})
 }

@@ -274,12 +274,8 @@ DEVICE double row_lse(const T *row, long long c) {
 	for (long long j = 0; j < c; j++) s += exp((double)row[j] - mx);
 	return mx + log(s);
 }
-// gt_softmax is softmaxRows (lg: log softmax), in double; keep in sync.
-KERNEL void gt_softmax(T *out, const T *x, long long rows, long long c, long long lg) {
-	long long r = GLOBAL_INDEX;
-	if (r >= rows) return;
-	const T *row = x + r * c;
-	T *dst = out + r * c;
+// softmax_row is one row of softmaxRows (lg: log softmax), in double.
+DEVICE void softmax_row(T *dst, const T *row, long long c, long long lg) {
 	double mx = GT_NEG_INF;
 	for (long long j = 0; j < c; j++) mx = max_d(mx, (double)row[j]);
 	double s = 0;
@@ -296,13 +292,39 @@ KERNEL void gt_softmax(T *out, const T *x, long long rows, long long c, long lon
 		for (long long j = 0; j < c; j++) dst[j] = (T)((double)dst[j] * inv);
 	}
 }
+// softmax_grad_row is one row of softmaxGrad.
+DEVICE void softmax_grad_row(T *o, const T *yr, const T *dr, long long c) {
+	double s = 0;
+	for (long long j = 0; j < c; j++) s += (double)yr[j] * (double)dr[j];
+	for (long long j = 0; j < c; j++) o[j] = (T)((double)yr[j] * ((double)dr[j] - s));
+}
+// gt_softmax is softmaxRows (lg: log softmax), in double; keep in sync.
+KERNEL void gt_softmax(T *out, const T *x, long long rows, long long c, long long lg) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	softmax_row(out + r * c, x + r * c, c, lg);
+}
 KERNEL void gt_softmax_grad(T *out, const T *y, const T *dy, long long rows, long long c) {
 	long long r = GLOBAL_INDEX;
 	if (r >= rows) return;
-	const T *yr = y + r * c, *dr = dy + r * c;
-	double s = 0;
-	for (long long j = 0; j < c; j++) s += (double)yr[j] * (double)dr[j];
-	for (long long j = 0; j < c; j++) out[r * c + j] = (T)((double)yr[j] * ((double)dr[j] - s));
+	softmax_grad_row(out + r * c, y + r * c, dy + r * c, c);
+}
+// gt_causal_softmax is causalSoftmax (attention.go): row r is the softmax of
+// its first r % tq + tk - tq + 1 elements, then zeros; keep in sync.
+KERNEL void gt_causal_softmax(T *out, const T *x, long long rows, long long tq, long long tk) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	long long n = r % tq + tk - tq + 1;
+	softmax_row(out + r * tk, x + r * tk, n, 0);
+	for (long long j = n; j < tk; j++) out[r * tk + j] = 0;
+}
+// gt_causal_softmax_grad is causalSoftmaxGradRows; keep in sync.
+KERNEL void gt_causal_softmax_grad(T *out, const T *y, const T *dy, long long rows, long long tq, long long tk) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	long long n = r % tq + tk - tq + 1;
+	softmax_grad_row(out + r * tk, y + r * tk, dy + r * tk, n);
+	for (long long j = n; j < tk; j++) out[r * tk + j] = 0;
 }
 KERNEL void gt_log_softmax_grad(T *out, const T *y, const T *dy, long long rows, long long c) {
 	long long r = GLOBAL_INDEX;

@@ -82,16 +82,18 @@ const (
 	opSoftmaxAxisGrad    // dx from softmax_axis output y and dy
 	opLogSoftmaxAxisGrad // dx from log_softmax_axis output y and dy
 	// Shape, product, normalization and attention ops (issue 22).
-	opBatchMatMul   // products over broadcast batch axes, one gemm per block
-	opTranspose     // axes permuted (perm)
-	opSlice         // [from, from+d) along axis
-	opSliceGrad     // Slice's gradient: dy placed at from along axis, zeros elsewhere
-	opConcat        // inputs joined along axis
-	opCausalMask    // the upper triangle (key after query) set to value
-	opNormStats     // per row of the last axis: mean (0 for RMS) and 1/σ
-	opNorm          // (x-mean)·(1/σ)·γ + β per row, from x and its stats
-	opNormGrad      // dx of a norm from x, its stats, dy and γ
-	opNormGammaGrad // dγ = Σ_rows dy·(x-mean)·(1/σ)
+	opBatchMatMul       // products over broadcast batch axes, one gemm per block
+	opTranspose         // axes permuted (perm)
+	opSlice             // [from, from+d) along axis
+	opSliceGrad         // Slice's gradient: dy placed at from along axis, zeros elsewhere
+	opConcat            // inputs joined along axis
+	opCausalMask        // the upper triangle (key after query) set to value
+	opNormStats         // per row of the last axis: mean (0 for RMS) and 1/σ
+	opNorm              // (x-mean)·(1/σ)·γ + β per row, from x and its stats
+	opNormGrad          // dx of a norm from x, its stats, dy and γ
+	opNormGammaGrad     // dγ = Σ_rows dy·(x-mean)·(1/σ)
+	opCausalSoftmax     // Softmax(CausalMask(x)), the masked keys not computed
+	opCausalSoftmaxGrad // dx from causal_softmax output y and dy
 	numOps
 )
 

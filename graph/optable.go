@@ -169,16 +169,18 @@ func init() {
 		opSoftmaxAxisGrad:    {name: "softmax_axis_grad", cpu: cpu(softmaxAxisGradKernel, softmaxAxisGradKernel), backward: true},
 		opLogSoftmaxAxisGrad: {name: "log_softmax_axis_grad", cpu: cpu(logSoftmaxAxisGradKernel, logSoftmaxAxisGradKernel), backward: true},
 		// Shape, product, normalization and attention ops (issue 22).
-		opBatchMatMul:   {name: "batch_matmul", cpu: cpu(batchMatMulKernel, batchMatMulKernel), grad: batchMatMulGrad},
-		opTranspose:     {name: "transpose", cpu: cpu(transposeKernel, transposeKernel), grad: transposeGrad},
-		opSlice:         {name: "slice", cpu: cpu(sliceKernel, sliceKernel), grad: sliceGrad},
-		opSliceGrad:     {name: "slice_grad", cpu: cpu(sliceGradKernel, sliceGradKernel), grad: sliceGradGrad},
-		opConcat:        {name: "concat", cpu: cpu(concatKernel, concatKernel), grad: concatGrad},
-		opCausalMask:    {name: "causal_mask", cpu: cpu(causalMaskKernel, causalMaskKernel), grad: causalMaskGrad},
-		opNormStats:     {name: "norm_stats", cpu: cpu(normStatsKernel, normStatsKernel), stopsGradient: true},
-		opNorm:          {name: "norm", cpu: cpu(normKernel, normKernel), grad: normGrad},
-		opNormGrad:      {name: "norm_grad", cpu: cpu(normGradKernel, normGradKernel), backward: true},
-		opNormGammaGrad: {name: "norm_gamma_grad", cpu: cpu(normGammaGradKernel, normGammaGradKernel), backward: true},
+		opBatchMatMul:       {name: "batch_matmul", cpu: cpu(batchMatMulKernel, batchMatMulKernel), grad: batchMatMulGrad},
+		opTranspose:         {name: "transpose", cpu: cpu(transposeKernel, transposeKernel), grad: transposeGrad},
+		opSlice:             {name: "slice", cpu: cpu(sliceKernel, sliceKernel), grad: sliceGrad},
+		opSliceGrad:         {name: "slice_grad", cpu: cpu(sliceGradKernel, sliceGradKernel), grad: sliceGradGrad},
+		opConcat:            {name: "concat", cpu: cpu(concatKernel, concatKernel), grad: concatGrad},
+		opCausalMask:        {name: "causal_mask", cpu: cpu(causalMaskKernel, causalMaskKernel), grad: causalMaskGrad},
+		opNormStats:         {name: "norm_stats", cpu: cpu(normStatsKernel, normStatsKernel), stopsGradient: true},
+		opNorm:              {name: "norm", cpu: cpu(normKernel, normKernel), grad: normGrad},
+		opNormGrad:          {name: "norm_grad", cpu: cpu(normGradKernel, normGradKernel), backward: true},
+		opNormGammaGrad:     {name: "norm_gamma_grad", cpu: cpu(normGammaGradKernel, normGammaGradKernel), backward: true},
+		opCausalSoftmax:     {name: "causal_softmax", cpu: cpu(causalSoftmaxKernel, causalSoftmaxKernel), grad: causalSoftmaxGrad},
+		opCausalSoftmaxGrad: {name: "causal_softmax_grad", cpu: cpu(causalSoftmaxGradKernel, causalSoftmaxGradKernel), backward: true},
 	}
 	attachCUDA()
 }

@@ -103,16 +103,18 @@ var cudaKernels = [numOps]*cudaKernel{
 	opSoftmaxAxisGrad:    {plan: softmaxAxisGradCUDA(0)},
 	opLogSoftmaxAxisGrad: {plan: softmaxAxisGradCUDA(1)},
 	// Shape, product, normalization and attention ops (issue 22).
-	opBatchMatMul:   {plan: batchMatMulCUDA, words: batchMatMulWords},
-	opTranspose:     {plan: transposeCUDA, words: transposeWords},
-	opSlice:         {plan: sliceCUDA},
-	opSliceGrad:     {plan: sliceGradCUDA},
-	opConcat:        {plan: concatCUDA},
-	opCausalMask:    {plan: causalMaskCUDA},
-	opNormStats:     {plan: normStatsCUDA},
-	opNorm:          {plan: normCUDA},
-	opNormGrad:      {plan: normGradCUDA},
-	opNormGammaGrad: {plan: normGammaGradCUDA},
+	opBatchMatMul:       {plan: batchMatMulCUDA, words: batchMatMulWords},
+	opTranspose:         {plan: transposeCUDA, words: transposeWords},
+	opSlice:             {plan: sliceCUDA},
+	opSliceGrad:         {plan: sliceGradCUDA},
+	opConcat:            {plan: concatCUDA},
+	opCausalMask:        {plan: causalMaskCUDA},
+	opNormStats:         {plan: normStatsCUDA},
+	opNorm:              {plan: normCUDA},
+	opNormGrad:          {plan: normGradCUDA},
+	opNormGammaGrad:     {plan: normGammaGradCUDA},
+	opCausalSoftmax:     {plan: causalSoftmaxCUDA("gt_causal_softmax")},
+	opCausalSoftmaxGrad: {plan: causalSoftmaxCUDA("gt_causal_softmax_grad")},
 }
 
 func attachCUDA() {
@@ -369,6 +371,24 @@ func softmaxGradCUDA(name string) func(b *devBuilder, n *Node) (func() error, er
 			return func() error { return nil }, nil
 		}
 		return b.kernel(rowKernels, name, n.size/c, b.out(), b.in(0), b.in(1), n.size/c, c)
+	}
+}
+
+// causalSoftmaxCUDA plans gt_causal_softmax (x) or its gradient (y, dy),
+// one thread per row of tk.
+func causalSoftmaxCUDA(name string) func(b *devBuilder, n *Node) (func() error, error) {
+	return func(b *devBuilder, n *Node) (func() error, error) {
+		r := len(n.shape)
+		tq, tk := n.shape[r-2], n.shape[r-1]
+		if n.size == 0 {
+			return func() error { return nil }, nil
+		}
+		rows := n.size / tk
+		args := []any{b.out(), b.in(0)}
+		if len(n.in) == 2 {
+			args = append(args, b.in(1))
+		}
+		return b.kernel(rowKernels, name, rows, append(args, rows, tq, tk)...)
 	}
 }
 

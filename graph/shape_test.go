@@ -157,6 +157,51 @@ func shapeOpCases() []opCase {
 				}
 				return out
 			}},
+		// A Split's parts tile x, so x's gradient joins theirs (Concat);
+		// parts left unused, overlapping slices and slices along two axes
+		// do not, and their gradients are summed.
+		opCase{name: "split-part-used-twice", shapes: [][]int{{2, 5}},
+			build: func(in []*graph.Node) *graph.Node {
+				p := graph.Split(in[0], 1, 2, 3)
+				return graph.Concat(1, graph.Mul(p[0], p[0]), p[1], p[0])
+			},
+			ref: func(in [][]float64) []float64 {
+				var out []float64
+				for i := 0; i < 2; i++ {
+					r := in[0][i*5 : i*5+5]
+					out = append(out, r[0]*r[0], r[1]*r[1], r[2], r[3], r[4], r[0], r[1])
+				}
+				return out
+			}},
+		opCase{name: "split-part-unused", shapes: [][]int{{2, 6}},
+			build: func(in []*graph.Node) *graph.Node {
+				p := graph.Split(in[0], 1, 2, 2, 2)
+				return graph.Mul(p[0], p[2])
+			},
+			ref: func(in [][]float64) []float64 {
+				x := in[0]
+				return []float64{x[0] * x[4], x[1] * x[5], x[6] * x[10], x[7] * x[11]}
+			}},
+		opCase{name: "slices-overlapping", shapes: [][]int{{2, 4}},
+			build: func(in []*graph.Node) *graph.Node {
+				return graph.Mul(graph.Slice(in[0], 1, 0, 3), graph.Slice(in[0], 1, 1, 4))
+			},
+			ref: func(in [][]float64) []float64 {
+				x := in[0]
+				return []float64{x[0] * x[1], x[1] * x[2], x[2] * x[3], x[4] * x[5], x[5] * x[6], x[6] * x[7]}
+			}},
+		opCase{name: "slices-two-axes", shapes: [][]int{{2, 2}},
+			// [0, 1) along axis 0 and [1, 2) along axis 1: lengths that
+			// would tile either axis, were they along one.
+			build: func(in []*graph.Node) *graph.Node {
+				a := graph.Reshape(graph.Slice(in[0], 0, 0, 1), 2)
+				b := graph.Reshape(graph.Slice(in[0], 1, 1, 2), 2)
+				return graph.Concat(0, graph.Square(a), b)
+			},
+			ref: func(in [][]float64) []float64 {
+				x := in[0]
+				return []float64{x[0] * x[0], x[1] * x[1], x[1], x[3]}
+			}},
 		opCase{name: "split-uneven-axis0", shapes: [][]int{{5, 2}},
 			build: func(in []*graph.Node) *graph.Node {
 				p := graph.Split(in[0], 0, 1, 3, 1)

@@ -116,3 +116,6 @@ func geluGradAVX32(out, x, dy []float32, k *polyConsts)
 
 //go:noescape
 func expSubAVX32(dst, x []float32, shift float32, acc *[8]float32, k *polyConsts)
+
+//go:noescape
+func maxAVX32(x []float32, acc *[8]float32)

@@ -22,3 +22,7 @@ func geluGradAVX32(out, x, dy []float32, k *polyConsts) {
 func expSubAVX32(dst, x []float32, shift float32, acc *[8]float32, k *polyConsts) {
 	panic("kernels: no assembly in this build")
 }
+
+const hasAVX = false
+
+func maxAVX32(x []float32, acc *[8]float32) { panic("kernels: no assembly in this build") }
