@@ -57,6 +57,11 @@ func normOpCases() []opCase {
 		{name: "layer_norm-gamma", shapes: [][]int{{3, 4}, {4}}, build: ln(true, false), ref: normRef(4, eps, false, 1, -1)},
 		{name: "layer_norm-beta", shapes: [][]int{{3, 4}, {4}}, build: ln(false, true), ref: normRef(4, eps, false, -1, 1)},
 		{name: "layer_norm-bare-vector", shapes: [][]int{{6}}, build: ln(false, false), ref: normRef(6, eps, false, -1, -1)},
+		// Rows of 9 and 11 take two steps of the 4 lanes and a rest.
+		{name: "layer_norm-lanes", shapes: [][]int{{2, 9}, {9}, {9}}, build: ln(true, true), ref: normRef(9, eps, false, 1, 2)},
+		{name: "rms_norm-lanes", shapes: [][]int{{3, 11}, {11}},
+			build: func(in []*graph.Node) *graph.Node { return graph.RMSNorm(in[0], in[1], eps) },
+			ref:   normRef(11, eps, true, 1, -1)},
 		{name: "layer_norm-zero-eps", shapes: [][]int{{2, 3}},
 			build: func(in []*graph.Node) *graph.Node { return graph.LayerNorm(in[0], nil, nil, 0) },
 			ref:   normRef(3, 0, false, -1, -1)},
