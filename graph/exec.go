@@ -122,8 +122,29 @@ func activateKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func()
 	return func() { activate(out, x, act) }
 }
 
+// addKernel sums with kernels.AddTo, a vector loop with the bits of
+// binaryLoop's, where the operands are the same shape or one repeats along
+// the other's leading axes: a residual stream's and a position
+// embedding's sums every step (issue 22).
 func addKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	a, b := in[0], in[1]
+	switch n.mode {
+	case bSame:
+		return func() { kernels.AddTo(out, a, b) }
+	case bVecA:
+		return func() { addRows(out, b, a) }
+	case bVecB:
+		return func() { addRows(out, a, b) }
+	}
 	return binaryKernel(n, in, out, func(a, b T) T { return a + b })
+}
+
+// addRows is out[r] = a[r] + v for each row r of len(v); for bVecA, where
+// binaryLoop adds v + a[r], the bits are the same but for a NaN's payload.
+func addRows[T Float](out, a, v []T) {
+	for r := 0; r < len(out); r += len(v) {
+		kernels.AddTo(out[r:r+len(v)], a[r:r+len(v)], v)
+	}
 }
 
 func subKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
