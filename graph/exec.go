@@ -172,11 +172,7 @@ func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() 
 
 func scaleKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x, c := in[0], T(n.factor)
-	return func() {
-		for i, v := range x {
-			out[i] = c * v
-		}
-	}
+	return func() { kernels.ScaleTo(out, c, x) }
 }
 
 func negKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {

@@ -134,3 +134,6 @@ func normAVX32(dst, x, gamma, beta []float32, mean, rstd float64)
 
 //go:noescape
 func normGradAVX32(dst, x, dy, gamma []float32, mean, rstd, mg, mgx float64)
+
+//go:noescape
+func scaleAVX32(dst []float32, a float32, x []float32)

@@ -44,3 +44,5 @@ func normAVX32(dst, x, gamma, beta []float32, mean, rstd float64) {
 func normGradAVX32(dst, x, dy, gamma []float32, mean, rstd, mg, mgx float64) {
 	panic("kernels: no assembly in this build")
 }
+
+func scaleAVX32(dst []float32, a float32, x []float32) { panic("kernels: no assembly in this build") }
