@@ -187,16 +187,14 @@ func normGammaGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) f
 }
 
 // normGammaGrad is: out[j] = Σ_r dy[r,j]·((x[r,j] - mean_r)·rstd_r), summed
-// over the rows in order in float64 (acc, scratch of len(out)).
+// over the rows in order in float64 (acc, scratch of len(out)) by
+// kernels.NormGammaGradAdd.
 func normGammaGrad[T Float](out, x, st, dy []T, acc []float64) {
 	c := len(out)
 	clear(acc)
 	for r := 0; r < len(st)/3; r++ {
 		mean, rstd := rowStats(st, r)
-		row, dr := x[r*c:(r+1)*c], dy[r*c:(r+1)*c]
-		for j, v := range row {
-			acc[j] += float64(dr[j]) * ((float64(v) - mean) * rstd)
-		}
+		kernels.NormGammaGradAdd(acc, x[r*c:(r+1)*c], dy[r*c:(r+1)*c], mean, rstd)
 	}
 	for j, v := range acc {
 		out[j] = T(v)

@@ -148,3 +148,19 @@ func NormGradTo[T Float](dst, x, dy, gamma []T, mean, rstd, mg, mgx float64) {
 		dst[j] = T(rstd * float64(float64(g-mg)-float64(xh*mgx)))
 	}
 }
+
+// NormGammaGradAdd adds one row's terms of a norm's γ gradient:
+//
+//	for j, v := range x { acc[j] += float64(dy[j]) * ((float64(v) - mean) * rstd) }
+//
+// acc and dy are at least as long as x.
+func NormGammaGradAdd[T Float](acc []float64, x, dy []T, mean, rstd float64) {
+	n := 0
+	if xs, ok := any(x).([]float32); ok && useVector && hasAVX {
+		n = len(x) &^ 3
+		normGammaGradAVX32(acc[:n], xs[:n], any(dy).([]float32)[:n], mean, rstd)
+	}
+	for j := n; j < len(x); j++ {
+		acc[j] += float64(float64(dy[j]) * float64((float64(x[j])-mean)*rstd))
+	}
+}

@@ -175,3 +175,32 @@ gloop:
 gdone:
 	VZEROUPPER
 	RET
+
+// func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64)
+TEXT ·normGammaGradAVX32(SB), NOSPLIT, $0-88
+	MOVQ         acc_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	MOVQ         dy_base+48(FP), DX
+	VBROADCASTSD mean+72(FP), Y4
+	VBROADCASTSD rstd+80(FP), Y5
+	SHRQ         $2, CX
+	JZ           ggdone
+
+ggloop:
+	VCVTPS2PD (SI), Y0
+	VSUBPD    Y4, Y0, Y0
+	VMULPD    Y5, Y0, Y0 // x̂ = (x - mean)·rstd
+	VCVTPS2PD (DX), Y1
+	VMULPD    Y0, Y1, Y1 // dy·x̂
+	VADDPD    (DI), Y1, Y1
+	VMOVUPD   Y1, (DI)
+	ADDQ      $16, SI
+	ADDQ      $16, DX
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       ggloop
+
+ggdone:
+	VZEROUPPER
+	RET

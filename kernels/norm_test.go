@@ -95,6 +95,16 @@ func checkNormLoops(t *testing.T, n int, withGamma, withBeta bool) {
 			t.Errorf("NormGradTo: dx[%d] = %v, want %v", j, dx[j], w)
 		}
 	}
+	acc := make([]float64, n)
+	for j := range acc {
+		acc[j] = float64(j) - 0.5
+	}
+	kernels.NormGammaGradAdd(acc, x, dy, mean, rstd)
+	for j, v := range acc {
+		if w := (float64(j) - 0.5) + f(dy, j)*xh(j); v != w {
+			t.Errorf("NormGammaGradAdd: acc[%d] = %v, want %v", j, v, w)
+		}
+	}
 	x64 := make([]float64, n)
 	for i, v := range x {
 		x64[i] = float64(v)

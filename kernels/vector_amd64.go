@@ -137,3 +137,6 @@ func normGradAVX32(dst, x, dy, gamma []float32, mean, rstd, mg, mgx float64)
 
 //go:noescape
 func scaleAVX32(dst []float32, a float32, x []float32)
+
+//go:noescape
+func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64)

@@ -46,3 +46,7 @@ func normGradAVX32(dst, x, dy, gamma []float32, mean, rstd, mg, mgx float64) {
 }
 
 func scaleAVX32(dst []float32, a float32, x []float32) { panic("kernels: no assembly in this build") }
+
+func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64) {
+	panic("kernels: no assembly in this build")
+}
