@@ -593,20 +593,16 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 	}
 }
 
-// softmaxGrad is: per row, out = y ⊙ (dy - Σ dy⊙y).
+// softmaxGrad is: per row, out = y ⊙ (dy - Σ y⊙dy), the sum by
+// kernels.LaneDot and the rest by kernels.SoftmaxGradTo, in float64.
+// Keep in sync with softmax_grad_row (kernels_cuda.go).
 func softmaxGrad[T Float](out, y, dy []T, c int) {
 	if c == 0 {
 		return // empty rows; the row loop would not advance
 	}
 	for r := 0; r+c <= len(y); r += c {
-		yr, dr, o := y[r:r+c], dy[r:r+c], out[r:r+c]
-		var s float64
-		for j, v := range yr {
-			s += float64(v) * float64(dr[j])
-		}
-		for j, v := range yr {
-			o[j] = T(float64(v) * (float64(dr[j]) - s))
-		}
+		yr, dr := y[r:r+c], dy[r:r+c]
+		kernels.SoftmaxGradTo(out[r:r+c], yr, dr, kernels.LaneDot(yr, dr))
 	}
 }
 

@@ -27,8 +27,8 @@
 // bits of their Go loops; their float64 forms call math.Erf and math.Exp.
 // With AVX, float32 ScaleTo runs 8 lanes, and a norm's float32 row loops
 // (LaneSum, LaneSumSqDev, NormGradSums, NormTo, NormGradTo and
-// NormGammaGradAdd) widen 4 elements at a time to 4 float64 lanes, the
-// lanes their Go loops sum in.
+// NormGammaGradAdd) and a softmax gradient's (LaneDot, SoftmaxGradTo) widen
+// 4 elements at a time to 4 float64 lanes, the lanes their Go loops sum in.
 // The noasm build tag selects the Go loops everywhere.
 //
 // # Device kernels

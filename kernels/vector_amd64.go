@@ -140,3 +140,9 @@ func scaleAVX32(dst []float32, a float32, x []float32)
 
 //go:noescape
 func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64)
+
+//go:noescape
+func laneDotAVX32(x, y []float32, acc *[4]float64)
+
+//go:noescape
+func softmaxGradAVX32(dst, y, dy []float32, s float64)

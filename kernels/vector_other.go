@@ -50,3 +50,7 @@ func scaleAVX32(dst []float32, a float32, x []float32) { panic("kernels: no asse
 func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64) {
 	panic("kernels: no assembly in this build")
 }
+
+func laneDotAVX32(x, y []float32, acc *[4]float64) { panic("kernels: no assembly in this build") }
+
+func softmaxGradAVX32(dst, y, dy []float32, s float64) { panic("kernels: no assembly in this build") }
