@@ -152,3 +152,33 @@ func ExampleRMSNorm() {
 	fmt.Printf("%.4f\n", p.Value(y))
 	// Output: [1.6971 2.2627]
 }
+
+// TestIssue22NormRunAllocatesNothing: a LayerNorm with γ and no β (a GPT's),
+// forward and backward through the vector row loops, allocates nothing per
+// Run.
+func TestIssue22NormRunAllocatesNothing(t *testing.T) {
+	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
+		g := graph.New(dt)
+		x, gamma := g.Placeholder("x", 5, 12), g.Placeholder("gamma", 12)
+		y := graph.LayerNorm(x, gamma, nil, 1e-5)
+		loss := graph.Sum(graph.Mul(y, graph.Add(y, x)))
+		d := g.Gradients(loss, []*graph.Node{x, gamma})
+		p, err := g.Compile(loss, d[0], d[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]float64, x.Len())
+		for i := range vals {
+			vals[i] = math.Sin(float64(i))
+		}
+		p.Feed(x, vals)
+		p.Feed(gamma, vals[:12])
+		if got := testing.AllocsPerRun(20, func() {
+			if err := p.Run(); err != nil {
+				t.Fatal(err)
+			}
+		}); got != 0 {
+			t.Errorf("%v: Run allocates %v times per call, want 0", dt, got)
+		}
+	}
+}
