@@ -122,8 +122,29 @@ func activateKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func()
 	return func() { activate(out, x, act) }
 }
 
+// addKernel sums with kernels.AddTo, a vector loop with the bits of
+// binaryLoop's, where the operands are the same shape or one repeats along
+// the other's leading axes: a residual stream's and a position
+// embedding's sums every step (issue 22).
 func addKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	a, b := in[0], in[1]
+	switch n.mode {
+	case bSame:
+		return func() { kernels.AddTo(out, a, b) }
+	case bVecA:
+		return func() { addRows(out, b, a) }
+	case bVecB:
+		return func() { addRows(out, a, b) }
+	}
 	return binaryKernel(n, in, out, func(a, b T) T { return a + b })
+}
+
+// addRows is out[r] = a[r] + v for each row r of len(v); for bVecA, where
+// binaryLoop adds v + a[r], the bits are the same but for a NaN's payload.
+func addRows[T Float](out, a, v []T) {
+	for r := 0; r < len(out); r += len(v) {
+		kernels.AddTo(out[r:r+len(v)], a[r:r+len(v)], v)
+	}
 }
 
 func subKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
@@ -151,11 +172,7 @@ func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() 
 
 func scaleKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x, c := in[0], T(n.factor)
-	return func() {
-		for i, v := range x {
-			out[i] = c * v
-		}
-	}
+	return func() { kernels.ScaleTo(out, c, x) }
 }
 
 func negKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
@@ -576,20 +593,16 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 	}
 }
 
-// softmaxGrad is: per row, out = y ⊙ (dy - Σ dy⊙y).
+// softmaxGrad is: per row, out = y ⊙ (dy - Σ y⊙dy), the sum by
+// kernels.LaneDot and the rest by kernels.SoftmaxGradTo, in float64.
+// Keep in sync with softmax_grad_row (kernels_cuda.go).
 func softmaxGrad[T Float](out, y, dy []T, c int) {
 	if c == 0 {
 		return // empty rows; the row loop would not advance
 	}
 	for r := 0; r+c <= len(y); r += c {
-		yr, dr, o := y[r:r+c], dy[r:r+c], out[r:r+c]
-		var s float64
-		for j, v := range yr {
-			s += float64(v) * float64(dr[j])
-		}
-		for j, v := range yr {
-			o[j] = T(float64(v) * (float64(dr[j]) - s))
-		}
+		yr, dr := y[r:r+c], dy[r:r+c]
+		kernels.SoftmaxGradTo(out[r:r+c], yr, dr, kernels.LaneDot(yr, dr))
 	}
 }
 

@@ -292,10 +292,14 @@ DEVICE void softmax_row(T *dst, const T *row, long long c, long long lg) {
 		for (long long j = 0; j < c; j++) dst[j] = (T)((double)dst[j] * inv);
 	}
 }
-// softmax_grad_row is one row of softmaxGrad.
+// softmax_grad_row is one row of softmaxGrad, Σ y⊙dy in the 4 lanes of
+// kernels.LaneDot (kernels/softmax.go).
 DEVICE void softmax_grad_row(T *o, const T *yr, const T *dr, long long c) {
-	double s = 0;
-	for (long long j = 0; j < c; j++) s += (double)yr[j] * (double)dr[j];
+	double l[4] = {0, 0, 0, 0};
+	long long n = c & ~3LL;
+	for (long long j = 0; j < n; j++) l[j & 3] += (double)yr[j] * (double)dr[j];
+	double s = (l[0] + l[1]) + (l[2] + l[3]);
+	for (long long j = n; j < c; j++) s += (double)yr[j] * (double)dr[j];
 	for (long long j = 0; j < c; j++) o[j] = (T)((double)yr[j] * ((double)dr[j] - s));
 }
 // gt_softmax is softmaxRows (lg: log softmax), in double; keep in sync.

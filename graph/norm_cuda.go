@@ -56,22 +56,65 @@ DEVICE void row_stats(const T *st, long long r, double *mean, double *rstd) {
 	*mean = (double)st[3 * r] + (double)st[3 * r + 1];
 	*rstd = (double)st[3 * r + 2];
 }
+// lane_sum, lane_sum_sq_dev and lane_grad_sums are kernels.LaneSum,
+// LaneSumSqDev and NormGradSums (kernels/norm.go): 4 double lanes, lane k taking the elements j ≡ k (mod 4)
+// of the longest prefix that is a multiple of 4, then (0 + 1) + (2 + 3),
+// then the rest in order.
+DEVICE double lane_sum(const T *row, long long c) {
+	double s[4] = {0, 0, 0, 0};
+	long long n = c & ~3LL;
+	for (long long j = 0; j < n; j++) s[j & 3] += (double)row[j];
+	double t = (s[0] + s[1]) + (s[2] + s[3]);
+	for (long long j = n; j < c; j++) t += (double)row[j];
+	return t;
+}
+DEVICE double lane_sum_sq_dev(const T *row, long long c, double mean) {
+	double s[4] = {0, 0, 0, 0};
+	long long n = c & ~3LL;
+	for (long long j = 0; j < n; j++) {
+		double d = (double)row[j] - mean;
+		s[j & 3] += d * d;
+	}
+	double t = (s[0] + s[1]) + (s[2] + s[3]);
+	for (long long j = n; j < c; j++) {
+		double d = (double)row[j] - mean;
+		t += d * d;
+	}
+	return t;
+}
+// grad_terms is kernels/norm.go's normGradTerms: g = dy·γ (dy where gamma is null) and g·x̂.
+DEVICE void grad_terms(const T *row, const T *dr, const T *gamma, long long j, double mean, double rstd,
+		double *g, double *gx) {
+	double xh = ((double)row[j] - mean) * rstd;
+	*g = (double)dr[j];
+	if (gamma) *g *= (double)gamma[j];
+	*gx = *g * xh;
+}
+DEVICE void lane_grad_sums(const T *row, const T *dr, const T *gamma, long long c, double mean, double rstd,
+		double *sg, double *sgx) {
+	double g[4] = {0, 0, 0, 0}, h[4] = {0, 0, 0, 0}, a, b;
+	long long n = c & ~3LL;
+	for (long long j = 0; j < n; j++) {
+		grad_terms(row, dr, gamma, j, mean, rstd, &a, &b);
+		g[j & 3] += a;
+		h[j & 3] += b;
+	}
+	*sg = (g[0] + g[1]) + (g[2] + g[3]);
+	*sgx = (h[0] + h[1]) + (h[2] + h[3]);
+	for (long long j = n; j < c; j++) {
+		grad_terms(row, dr, gamma, j, mean, rstd, &a, &b);
+		*sg += a;
+		*sgx += b;
+	}
+}
 // gt_norm_stats is normStats, one thread per row.
 KERNEL void gt_norm_stats(T *out, const T *x, long long rows, long long c, long long rms, const double *eps) {
 	long long r = GLOBAL_INDEX;
 	if (r >= rows) return;
 	const T *row = x + r * c;
 	double mean = 0;
-	if (!rms) {
-		double s = 0;
-		for (long long j = 0; j < c; j++) s += (double)row[j];
-		mean = s / (double)c;
-	}
-	double ss = 0;
-	for (long long j = 0; j < c; j++) {
-		double d = (double)row[j] - mean;
-		ss += d * d;
-	}
+	if (!rms) mean = lane_sum(row, c) / (double)c;
+	double ss = lane_sum_sq_dev(row, c, mean);
 	T hi = (T)mean;
 	out[3 * r] = hi;
 	out[3 * r + 1] = (T)(mean - (double)hi);
@@ -98,13 +141,8 @@ KERNEL void gt_norm_grad(T *out, const T *x, const T *st, const T *dy, const T *
 	double mean, rstd;
 	row_stats(st, r, &mean, &rstd);
 	const T *row = x + r * c, *dr = dy + r * c;
-	double sg = 0, sgx = 0;
-	for (long long j = 0; j < c; j++) {
-		double xh = ((double)row[j] - mean) * rstd, gj = (double)dr[j];
-		if (gamma) gj *= (double)gamma[j];
-		sg += gj;
-		sgx += gj * xh;
-	}
+	double sg, sgx;
+	lane_grad_sums(row, dr, gamma, c, mean, rstd, &sg, &sgx);
 	double mg = sg / (double)c, mgx = sgx / (double)c;
 	if (rms) mg = 0;
 	for (long long j = 0; j < c; j++) {

@@ -57,6 +57,11 @@ func normOpCases() []opCase {
 		{name: "layer_norm-gamma", shapes: [][]int{{3, 4}, {4}}, build: ln(true, false), ref: normRef(4, eps, false, 1, -1)},
 		{name: "layer_norm-beta", shapes: [][]int{{3, 4}, {4}}, build: ln(false, true), ref: normRef(4, eps, false, -1, 1)},
 		{name: "layer_norm-bare-vector", shapes: [][]int{{6}}, build: ln(false, false), ref: normRef(6, eps, false, -1, -1)},
+		// Rows of 9 and 11 take two steps of the 4 lanes and a rest.
+		{name: "layer_norm-lanes", shapes: [][]int{{2, 9}, {9}, {9}}, build: ln(true, true), ref: normRef(9, eps, false, 1, 2)},
+		{name: "rms_norm-lanes", shapes: [][]int{{3, 11}, {11}},
+			build: func(in []*graph.Node) *graph.Node { return graph.RMSNorm(in[0], in[1], eps) },
+			ref:   normRef(11, eps, true, 1, -1)},
 		{name: "layer_norm-zero-eps", shapes: [][]int{{2, 3}},
 			build: func(in []*graph.Node) *graph.Node { return graph.LayerNorm(in[0], nil, nil, 0) },
 			ref:   normRef(3, 0, false, -1, -1)},
@@ -146,4 +151,34 @@ func ExampleRMSNorm() {
 	p.Run()
 	fmt.Printf("%.4f\n", p.Value(y))
 	// Output: [1.6971 2.2627]
+}
+
+// TestIssue22NormRunAllocatesNothing: a LayerNorm with γ and no β (a GPT's),
+// forward and backward through the vector row loops, allocates nothing per
+// Run.
+func TestIssue22NormRunAllocatesNothing(t *testing.T) {
+	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
+		g := graph.New(dt)
+		x, gamma := g.Placeholder("x", 5, 12), g.Placeholder("gamma", 12)
+		y := graph.LayerNorm(x, gamma, nil, 1e-5)
+		loss := graph.Sum(graph.Mul(y, graph.Add(y, x)))
+		d := g.Gradients(loss, []*graph.Node{x, gamma})
+		p, err := g.Compile(loss, d[0], d[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]float64, x.Len())
+		for i := range vals {
+			vals[i] = math.Sin(float64(i))
+		}
+		p.Feed(x, vals)
+		p.Feed(gamma, vals[:12])
+		if got := testing.AllocsPerRun(20, func() {
+			if err := p.Run(); err != nil {
+				t.Fatal(err)
+			}
+		}); got != 0 {
+			t.Errorf("%v: Run allocates %v times per call, want 0", dt, got)
+		}
+	}
 }

@@ -38,13 +38,17 @@
 	VMULPS Y5, Y7, Y7; \
 	VANDNPS Y7, Y9, Y7
 
-// CDF sets Y1 = Φ(x) and Y2 = φ(x) for x in Y0, with AX the constants;
-// it uses Y3-Y9.
-#define CDF \
-	VMULPS Y0, Y0, Y3; \
-	VMULPS 64(AX), Y3, Y4; \
-	EXP; \
-	VMULPS 576(AX), Y7, Y2; \
+// ALLCORE sets the flags for JNE to jump unless every lane of x in Y0 has
+// |x| < 2 (a NaN does not), with AX the constants; it uses Y6, Y9 and BX.
+#define ALLCORE \
+	VANDPS 0(AX), Y0, Y6; \
+	VCMPPS $1, 128(AX), Y6, Y9; \
+	VMOVMSKPS Y9, BX; \
+	CMPQ BX, $0xff
+
+// CORE sets Y5 = normCDF32's |x| < 2 branch, ½ + x·P(x²), for x in Y0
+// and x² in Y3, with AX the constants.
+#define CORE \
 	VMOVUPS 608(AX), Y5; \
 	VMULPS Y3, Y5, Y5; \
 	VADDPS 640(AX), Y5, Y5; \
@@ -61,7 +65,21 @@
 	VMULPS Y3, Y5, Y5; \
 	VADDPS 832(AX), Y5, Y5; \
 	VMULPS Y5, Y0, Y5; \
-	VADDPS 32(AX), Y5, Y5; \
+	VADDPS 32(AX), Y5, Y5
+
+// PDFCORE sets Y3 = x², Y2 = φ(x) and Y5 = CORE for x in Y0, with AX the
+// constants; it uses Y4-Y7 and Y9.
+#define PDFCORE \
+	VMULPS Y0, Y0, Y3; \
+	VMULPS 64(AX), Y3, Y4; \
+	EXP; \
+	VMULPS 576(AX), Y7, Y2; \
+	CORE
+
+// CDF sets Y1 = Φ(x) and Y2 = φ(x) for x in Y0, with AX the constants;
+// it uses Y3-Y9.
+#define CDF \
+	PDFCORE; \
 	VANDPS 0(AX), Y0, Y6; \
 	VMULPS 32(AX), Y6, Y7; \
 	VADDPS 96(AX), Y7, Y7; \
@@ -133,8 +151,18 @@ TEXT ·geluAVX32(SB), NOSPLIT, $0-56
 
 floop:
 	VMOVUPS (SI), Y0
+	ALLCORE
+	JNE     fboth
+	VMULPS  Y0, Y0, Y3
+	CORE
+	VMULPS  Y5, Y0, Y1
+	JMP     fstore
+
+fboth:
 	CDF
-	VMULPS  Y1, Y0, Y1
+	VMULPS Y1, Y0, Y1
+
+fstore:
 	VMOVUPS Y1, (DI)
 	ADDQ    $32, SI
 	ADDQ    $32, DI
@@ -157,7 +185,16 @@ TEXT ·geluGradAVX32(SB), NOSPLIT, $0-80
 
 gloop:
 	VMOVUPS (SI), Y0
+	ALLCORE
+	JNE     gboth
+	PDFCORE
+	VMOVUPS Y5, Y1
+	JMP     gsum
+
+gboth:
 	CDF
+
+gsum:
 	VMULPS  Y2, Y0, Y3
 	VADDPS  Y3, Y1, Y3
 	VMULPS  (DX), Y3, Y3

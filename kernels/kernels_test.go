@@ -471,3 +471,25 @@ func TestUpdatesDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleToFloat32 checks ScaleTo's float32 loops, the assembly and the
+// Go loop, against the product in float32, and that neither writes past
+// dst.
+func TestScaleToFloat32(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, vec := range []bool{true, false} {
+		prev := kernels.SetUseVector(vec)
+		for _, n := range sizes {
+			x, _ := guarded[float32](r, n)
+			dst, full := guarded[float32](r, n)
+			kernels.ScaleTo(dst, 1.7, x)
+			checkGuards(t, "ScaleTo", full)
+			for i := range dst {
+				if want := 1.7 * x[i]; dst[i] != want {
+					t.Fatalf("vector=%v n=%d: dst[%d] = %v, want %v", vec, n, i, dst[i], want)
+				}
+			}
+		}
+		kernels.SetUseVector(prev)
+	}
+}

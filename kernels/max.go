@@ -27,24 +27,28 @@ func Max[T Float](x []T) T {
 }
 
 func max32(x []float32) float32 {
-	inf := float32(math.Inf(-1))
-	acc := [8]float32{inf, inf, inf, inf, inf, inf, inf, inf}
+	m := float32(math.Inf(-1))
 	n := len(x) &^ 7
-	if useVector && hasAVX {
-		maxAVX32(x[:n], &acc)
-	} else {
-		for i := 0; i < n; i += 8 {
-			for j, v := range x[i : i+8] {
-				if v > acc[j] {
-					acc[j] = v
+	if n > 0 {
+		// Attention's causal rows are often shorter than 8: they skip the
+		// lanes altogether.
+		var acc [8]float32
+		if useVector && hasAVX {
+			maxAVX32(x[:n], &acc)
+		} else {
+			acc = [8]float32{m, m, m, m, m, m, m, m}
+			for i := 0; i < n; i += 8 {
+				for j, v := range x[i : i+8] {
+					if v > acc[j] {
+						acc[j] = v
+					}
 				}
 			}
 		}
-	}
-	m := inf
-	for _, v := range acc {
-		if v > m {
-			m = v
+		for _, v := range acc {
+			if v > m {
+				m = v
+			}
 		}
 	}
 	for _, v := range x[n:] {

@@ -26,3 +26,31 @@ func expSubAVX32(dst, x []float32, shift float32, acc *[8]float32, k *polyConsts
 const hasAVX = false
 
 func maxAVX32(x []float32, acc *[8]float32) { panic("kernels: no assembly in this build") }
+
+func laneSumAVX32(x []float32, acc *[4]float64) { panic("kernels: no assembly in this build") }
+
+func laneSumSqDevAVX32(x []float32, mean float64, acc *[4]float64) {
+	panic("kernels: no assembly in this build")
+}
+
+func normGradSumsAVX32(x, dy, gamma []float32, mean, rstd float64, acc *[8]float64) {
+	panic("kernels: no assembly in this build")
+}
+
+func normAVX32(dst, x, gamma, beta []float32, mean, rstd float64) {
+	panic("kernels: no assembly in this build")
+}
+
+func normGradAVX32(dst, x, dy, gamma []float32, mean, rstd, mg, mgx float64) {
+	panic("kernels: no assembly in this build")
+}
+
+func scaleAVX32(dst []float32, a float32, x []float32) { panic("kernels: no assembly in this build") }
+
+func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64) {
+	panic("kernels: no assembly in this build")
+}
+
+func laneDotAVX32(x, y []float32, acc *[4]float64) { panic("kernels: no assembly in this build") }
+
+func softmaxGradAVX32(dst, y, dy []float32, s float64) { panic("kernels: no assembly in this build") }
