@@ -267,10 +267,14 @@ type transportMock struct {
 	dialCalledCount int
 	errOnDial       bool
 	conn            net.Conn
+	onDial          func(count int) // called after each Dial with the count so far (patched for gotrain)
 }
 
 func (t *transportMock) Dial(ctx context.Context, dialer transport.Dialer, addr string) (net.Conn, error) {
 	t.dialCalledCount++
+	if t.onDial != nil {
+		t.onDial(t.dialCalledCount)
+	}
 	if t.errOnDial {
 		return nil, errors.New("test error")
 	}
@@ -302,24 +306,29 @@ func TestConnMaxRetries(t *testing.T) {
 	}
 }
 
+// TestConnMaxRetriesInfinite checks that with max retries -1 a Dial keeps
+// retrying until its socket's context ends. Patched for gotrain (see
+// PATCHES.md): upstream counted the retries made within 1 ms of wall-clock
+// time and wanted at least 100, which a loaded machine under -race did not
+// reach (43 seen); the context now ends after the 1000th attempt instead.
 func TestConnMaxRetriesInfinite(t *testing.T) {
-	timeout := time.Millisecond
-	retryTime := time.Nanosecond
-
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	const attempts = 1000
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	socket := zmq4.NewSub(ctx, zmq4.WithDialerRetry(retryTime), zmq4.WithDialerMaxRetries(-1))
-	transport := &transportMock{errOnDial: true}
+	socket := zmq4.NewSub(ctx, zmq4.WithDialerRetry(time.Nanosecond), zmq4.WithDialerMaxRetries(-1))
+	transport := &transportMock{errOnDial: true, onDial: func(n int) {
+		if n >= attempts {
+			cancel()
+		}
+	}}
 	transportName := "test-infiniteretries"
 	zmq4.RegisterTransport(transportName, transport)
 	err := socket.Dial(transportName + "://test")
 	if err == nil {
 		t.Fatal("expected error")
 	}
-
-	atLeastExpectedRetries := 100
-	if transport.dialCalledCount < atLeastExpectedRetries {
-		t.Fatalf("Dial called %d times, expected  at least %d", transport.dialCalledCount, atLeastExpectedRetries)
+	if transport.dialCalledCount != attempts {
+		t.Fatalf("Dial called %d times, want %d: retries until the context ends, then none", transport.dialCalledCount, attempts)
 	}
 }
 
