@@ -1,22 +1,16 @@
 package gg_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	G "gorgonia.org/gorgonia"
 
 	"github.com/gotrain/gotrain/gg"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/internal/loopback"
+	"github.com/gotrain/gotrain/internal/loopback/loopbacktest"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -28,20 +22,14 @@ const envWorker = "GOTRAIN_GG_TEST_WORKER" // "RANK SIZE SOCKET OUT"
 // worker) and on one replica here: after 2 epochs of Adam in float64 the
 // weights agree within 1e-12, and both workers hold the same bits.
 func TestMultiWorker(t *testing.T) {
-	if spec := os.Getenv(envWorker); spec != "" {
-		var rank, size int
-		var sock, out string
-		if _, err := fmt.Sscan(spec, &rank, &size, &sock, &out); err != nil {
-			t.Fatal(err)
-		}
-		c, err := loopback.Join(sock, rank, size, 30*time.Second)
+	if spec, ok := loopbacktest.Worker(envWorker); ok {
+		c, err := spec.Join()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		_, vars := trainWith(t, 2, strategy.WithCluster(c), strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
-		b, _ := json.Marshal(workerResult{Vars: vars, BuildErr: buildFailsOnWorker1(t, strategy.WithCluster(c))})
-		if err := os.WriteFile(out, b, 0o644); err != nil {
+		if err := spec.Write(workerResult{Vars: vars, BuildErr: buildFailsOnWorker1(t, strategy.WithCluster(c))}); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -50,38 +38,12 @@ func TestMultiWorker(t *testing.T) {
 		t.Skip("starts worker processes")
 	}
 	_, want := trainWith(t, 2, strategy.WithReplicas(1), strategy.WithDType(graph.Float64))
-	dir, err := os.MkdirTemp("", "gg")
+	const size = 2
+	got, err := loopbacktest.Run[workerResult](size, "^TestMultiWorker$", envWorker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
-	const size = 2
-	got := make([]workerResult, size)
-	errs := make([]error, size)
-	var wg sync.WaitGroup
 	for r := range size {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out := filepath.Join(dir, fmt.Sprint(r))
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMultiWorker$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %s %s", envWorker, r, size, filepath.Join(dir, "s"), out))
-			if log, err := cmd.CombinedOutput(); err != nil {
-				errs[r] = fmt.Errorf("worker %d: %v\n%s", r, err, log)
-				return
-			}
-			b, err := os.ReadFile(out)
-			if err == nil {
-				err = json.Unmarshal(b, &got[r])
-			}
-			errs[r] = err
-		}()
-	}
-	wg.Wait()
-	for r := range size {
-		if errs[r] != nil {
-			t.Fatal(errs[r])
-		}
 		for name, w := range want {
 			if d := maxRelDiff(got[r].Vars[name], w); d > 1e-12 {
 				t.Errorf("worker %d: %s differs from one replica's by %.3g", r, name, d)

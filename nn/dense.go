@@ -43,16 +43,6 @@ func Dense(units int, opts ...LayerOption) *DenseLayer {
 	return d
 }
 
-// DenseWith is Dense with its activations and options in two slices, kept
-// for existing code.
-func DenseWith(units int, act []Activation, opts []DenseOption) *DenseLayer {
-	all := make([]LayerOption, 0, len(act)+len(opts))
-	for _, a := range act {
-		all = append(all, a)
-	}
-	return Dense(units, append(all, opts...)...)
-}
-
 // Units returns the output width.
 func (d *DenseLayer) Units() int { return d.units }
 

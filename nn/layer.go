@@ -63,9 +63,6 @@ func (a Activation) applyLayer(c *layerConfig) {
 	c.act = a
 }
 
-// DenseOption is the option type of DenseWith, kept for existing code.
-type DenseOption = LayerOption
-
 // layerConfig collects the options; set records which were given, in order.
 type layerConfig struct {
 	set      []string

@@ -36,8 +36,8 @@ func ExampleModel() {
 	var opt nn.Optimizer
 	s.Scope(func() {
 		model = &ResidualMLP{
-			d1: nn.DenseWith(16, []nn.Activation{nn.ReLU}, []nn.DenseOption{nn.Named("block_0/up")}),
-			d2: nn.DenseWith(4, nil, []nn.DenseOption{nn.Named("block_0/down")}),
+			d1: nn.Dense(16, nn.ReLU, nn.Named("block_0/up")),
+			d2: nn.Dense(4, nn.Named("block_0/down")),
 		}
 		opt = nn.NewAdam(0.01)
 	})

@@ -22,8 +22,8 @@ type residualMLP struct {
 
 func newResidualMLP(width, hidden int) *residualMLP {
 	return &residualMLP{
-		d1: nn.DenseWith(hidden, []nn.Activation{nn.ReLU}, []nn.DenseOption{nn.Named("block_0/up")}),
-		d2: nn.DenseWith(width, nil, []nn.DenseOption{nn.Named("block_0/down")}),
+		d1: nn.Dense(hidden, nn.ReLU, nn.Named("block_0/up")),
+		d2: nn.Dense(width, nn.Named("block_0/down")),
 	}
 }
 
@@ -111,7 +111,7 @@ func TestModelFunctions(t *testing.T) {
 	var shared *sharedHead
 	s.Scope(func() {
 		m = newResidualMLP(3, 5)
-		shared = &sharedHead{d: nn.DenseWith(3, nil, []nn.DenseOption{nn.Named("tied")})}
+		shared = &sharedHead{d: nn.Dense(3, nn.Named("tied"))}
 	})
 	if got := nn.Summary(m); !strings.Contains(got, "no variables yet") {
 		t.Errorf("summary before the first call:\n%s", got)

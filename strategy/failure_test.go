@@ -179,7 +179,7 @@ func TestVariableOutsideScope(t *testing.T) {
 	}{{
 		name: "unscoped",
 		build: func() *nn.Sequential {
-			m := nn.NewSequential(nn.DenseWith(2, nil, []nn.DenseOption{nn.Named("outside")}))
+			m := nn.NewSequential(nn.Dense(2, nn.Named("outside")))
 			m.Build([]int{4, 3})
 			return m
 		},
@@ -188,7 +188,7 @@ func TestVariableOutsideScope(t *testing.T) {
 		name: "other-strategy",
 		build: func() (m *nn.Sequential) {
 			other.Scope(func() {
-				m = nn.NewSequential(nn.DenseWith(2, nil, []nn.DenseOption{nn.Named("theirs")}))
+				m = nn.NewSequential(nn.Dense(2, nn.Named("theirs")))
 				m.Build([]int{4, 3})
 			})
 			return m

@@ -1,24 +1,21 @@
 package strategy_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/internal/loopback"
+	"github.com/gotrain/gotrain/internal/loopback/loopbacktest"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
 
-// envStepWorker marks a worker process of TestMultiWorkerStep ("RANK SIZE");
-// envSocket and envOut are TestMultiWorker's.
+// envStepWorker marks a worker process of TestMultiWorkerStep: its
+// loopbacktest.Spec.
 const envStepWorker = "GOTRAIN_TEST_STEP_WORKER"
 
 // stepCase is one synchronized batch norm training run.
@@ -59,7 +56,7 @@ func trainSyncBN(t *testing.T, dt graph.DType, opts ...strategy.Option) (map[str
 	var model *nn.Sequential
 	var opt nn.Optimizer
 	s.Scope(func() {
-		model = nn.NewSequential(nn.DenseWith(6, nil, []nn.DenseOption{nn.WithoutBias()}), nn.BatchNormalization(nn.SyncBatchStats(), nn.BatchNormMomentum(0.9)), nn.Dense(3))
+		model = nn.NewSequential(nn.Dense(6, nn.WithoutBias()), nn.BatchNormalization(nn.SyncBatchStats(), nn.BatchNormMomentum(0.9)), nn.Dense(3))
 		opt = nn.NewAdam(0.01)
 	})
 	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
@@ -195,12 +192,8 @@ func labelErrorOnWorker1(t *testing.T, opts ...strategy.Option) []string {
 }
 
 // stepWorker is the body of one worker process of TestMultiWorkerStep.
-func stepWorker(t *testing.T, spec string) {
-	var rank, size int
-	if _, err := fmt.Sscan(spec, &rank, &size); err != nil {
-		t.Fatalf("%s=%q: %v", envStepWorker, spec, err)
-	}
-	c, err := loopback.Join(os.Getenv(envSocket), rank, size, 30*time.Second)
+func stepWorker(t *testing.T, spec loopbacktest.Spec) {
+	c, err := spec.Join()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,11 +211,7 @@ func stepWorker(t *testing.T, spec string) {
 	res.First = firstRows(t, false, strategy.WithCluster(c))
 	res.FirstFn = firstRows(t, true, strategy.WithCluster(c))
 	res.Failed = labelErrorOnWorker1(t, strategy.WithCluster(c))
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(os.Getenv(envOut), b, 0o644); err != nil {
+	if err := spec.Write(res); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -239,7 +228,7 @@ func stepWorker(t *testing.T, spec string) {
 // example's position in the global batch and applying nothing, instead of
 // leaving worker 0 waiting in a reduction.
 func TestMultiWorkerStep(t *testing.T) {
-	if spec := os.Getenv(envStepWorker); spec != "" {
+	if spec, ok := loopbacktest.Worker(envStepWorker); ok {
 		stepWorker(t, spec)
 		return
 	}
@@ -247,7 +236,10 @@ func TestMultiWorkerStep(t *testing.T) {
 		t.Skip("starts worker processes")
 	}
 	const size = 2
-	res := runWorkerProcs[stepResult](t, size, "TestMultiWorkerStep", envStepWorker)
+	res, err := loopbacktest.Run[stepResult](size, "^TestMultiWorkerStep$", envStepWorker)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, sc := range stepCases {
 		dt, tol := graph.Float32, 1e-5
 		if sc.F64 {

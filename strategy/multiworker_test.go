@@ -1,22 +1,18 @@
 package strategy_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/internal/loopback"
+	"github.com/gotrain/gotrain/internal/loopback/loopbacktest"
 	"github.com/gotrain/gotrain/internal/safepoint"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
@@ -28,9 +24,7 @@ import (
 // computed to a file. Workers cannot be goroutines of one process: the
 // scope stack and the trace context are process-wide.
 const (
-	envWorker = "GOTRAIN_TEST_WORKER" // "RANK SIZE": this process is a worker
-	envSocket = "GOTRAIN_TEST_SOCKET" // the cluster's socket
-	envOut    = "GOTRAIN_TEST_OUT"    // where the worker writes its results
+	envWorker = "GOTRAIN_TEST_WORKER" // a worker process of TestMultiWorker: its loopbacktest.Spec
 )
 
 // multiCase is one training run the workers and the reference both do.
@@ -111,59 +105,22 @@ type workerResult struct {
 // runWorkers starts size workers of TestMultiWorker and returns their
 // results in rank order.
 func runWorkers(t *testing.T, size int) []workerResult {
-	return runWorkerProcs[workerResult](t, size, "TestMultiWorker", envWorker)
-}
-
-// runWorkerProcs starts size processes of this test binary running test as
-// the workers of one loopback cluster (env holds "RANK SIZE"), and returns
-// the JSON each wrote to envOut, in rank order.
-func runWorkerProcs[R any](t *testing.T, size int, test, env string) []R {
-	t.Helper()
-	dir := t.TempDir()
-	var wg sync.WaitGroup
-	res := make([]R, size)
-	errs := make([]error, size)
-	for r := range size {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out := filepath.Join(dir, fmt.Sprintf("out%d.json", r))
-			cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", env, r, size), envSocket+"="+filepath.Join(dir, "s"), envOut+"="+out)
-			if log, err := cmd.CombinedOutput(); err != nil {
-				errs[r] = fmt.Errorf("worker %d: %v\n%s", r, err, log)
-				return
-			}
-			b, err := os.ReadFile(out)
-			if err == nil {
-				err = json.Unmarshal(b, &res[r])
-			}
-			if err != nil {
-				errs[r] = fmt.Errorf("worker %d: %v", r, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	res, err := loopbacktest.Run[workerResult](size, "^TestMultiWorker$", envWorker)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
 // worker is the body of one worker process.
-func worker(t *testing.T, spec string) {
-	var rank, size int
-	if _, err := fmt.Sscan(spec, &rank, &size); err != nil {
-		t.Fatalf("%s=%q: %v", envWorker, spec, err)
-	}
-	sock := os.Getenv(envSocket)
-	c, err := loopback.Join(sock, rank, size, 30*time.Second)
+func worker(t *testing.T, spec loopbacktest.Spec) {
+	c, err := spec.Join()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	res := workerResult{Weights: map[string]map[string][]float64{}, Losses: map[string][]float64{}}
-	for _, mc := range multiCases(size) {
+	for _, mc := range multiCases(spec.Size) {
 		w, l := trainRunWith(t, mc.dtype(), mc.optimizer(), 2, mc.Hidden, strategy.WithCluster(c), strategy.WithReplicas(mc.Replicas))
 		res.Weights[mc.Name], res.Losses[mc.Name] = w, l
 	}
@@ -176,12 +133,8 @@ func worker(t *testing.T, spec string) {
 	res.Split = append(res.Split, split)
 	res.Stopped = interruptWorker1(t, strategy.WithCluster(c))
 	res.Differ = otherModelOnWorker1(t, strategy.WithCluster(c))
-	res.Ckpt = checkpointOnChief(t, os.Getenv(envOut)+".d", strategy.WithCluster(c))
-	b, err := json.Marshal(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(os.Getenv(envOut), b, 0o644); err != nil {
+	res.Ckpt = checkpointOnChief(t, spec.Out+".d", strategy.WithCluster(c))
+	if err := spec.Write(res); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -353,7 +306,7 @@ func checkpointOnChief(t *testing.T, dir string, opts ...strategy.Option) []stri
 // failing on one worker fails on all with nothing applied, shared updates
 // or not.
 func TestMultiWorker(t *testing.T) {
-	if spec := os.Getenv(envWorker); spec != "" {
+	if spec, ok := loopbacktest.Worker(envWorker); ok {
 		worker(t, spec)
 		return
 	}

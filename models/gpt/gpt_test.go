@@ -1,22 +1,17 @@
 package gpt_test
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/internal/loopback"
+	"github.com/gotrain/gotrain/internal/loopback/loopbacktest"
 	"github.com/gotrain/gotrain/models/gpt"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
@@ -27,17 +22,8 @@ import (
 var tiny = gpt.Config{Vocab: 13, Context: 8, Layers: 2, Heads: 2, Width: 16}
 
 // envWorker makes this test binary one worker of a loopback cluster
-// ("RANK SIZE SOCKET OUT CASE").
+// (loopbacktest.Spec).
 const envWorker = "GOTRAIN_GPT_TEST_WORKER"
-
-// runTests is TestMain's body: the worker process, or the tests under
-// main (goleak's, and the GPU fakes' under -tags cuda).
-func runTests(m *testing.M, main func(*testing.M)) {
-	if spec := os.Getenv(envWorker); spec != "" {
-		os.Exit(workerMain(spec))
-	}
-	main(m)
-}
 
 // equivCase is one optimizer and dtype the equivalence runs.
 type equivCase struct {
@@ -64,7 +50,7 @@ func (c equivCase) optimizer() nn.Optimizer {
 
 // train trains tiny for 8 steps on global batches of 6 windows (4 steps an
 // epoch, 2 epochs) and returns every variable of the strategy by name.
-func train(t testing.TB, c equivCase, opts ...strategy.Option) map[string][]float64 {
+func train(t *testing.T, c equivCase, opts ...strategy.Option) map[string][]float64 {
 	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithDType(c.dtype()), strategy.WithSeed(11)}, opts...)...)
 	defer s.Close()
 	r := rand.New(rand.NewPCG(1, 2))
@@ -151,11 +137,15 @@ var cases = []struct {
 // 2 workers of one replica each (a loopback cluster of processes), ends
 // with one replica's weights and optimizer state.
 func TestReplicasMatchOneReplica(t *testing.T) {
+	if spec, ok := loopbacktest.Worker(envWorker); ok {
+		workerCases(t, spec)
+		return
+	}
 	var workers map[string]map[string][]float64
 	var werr error
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); workers, werr = runWorkers(t, 2) }()
+	go func() { defer wg.Done(); workers, werr = runWorkers(2) }()
 	defer wg.Wait()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
@@ -184,33 +174,11 @@ func TestReplicasMatchOneReplica(t *testing.T) {
 }
 
 // runWorkers runs every case on size worker processes of one loopback
-// cluster and returns worker 0's variables per case (every worker holds the
-// same: the test checks that too).
-func runWorkers(t *testing.T, size int) (map[string]map[string][]float64, error) {
-	dir := t.TempDir()
-	res := make([]map[string]map[string][]float64, size)
-	errs := make([]error, size)
-	var wg sync.WaitGroup
-	for r := range size {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out := filepath.Join(dir, fmt.Sprintf("out%d.json", r))
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %s %s", envWorker, r, size, filepath.Join(dir, "s"), out))
-			if log, err := cmd.CombinedOutput(); err != nil {
-				errs[r] = fmt.Errorf("worker %d: %v\n%s", r, err, log)
-				return
-			}
-			b, err := os.ReadFile(out)
-			if err == nil {
-				err = json.Unmarshal(b, &res[r])
-			}
-			errs[r] = err
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+// cluster and returns worker 0's variables per case, after checking that
+// every worker holds the same.
+func runWorkers(size int) (map[string]map[string][]float64, error) {
+	res, err := loopbacktest.Run[map[string]map[string][]float64](size, "^TestReplicasMatchOneReplica$", envWorker)
+	if err != nil {
 		return nil, err
 	}
 	for r := 1; r < size; r++ {
@@ -225,39 +193,22 @@ func runWorkers(t *testing.T, size int) (map[string]map[string][]float64, error)
 	return res[0], nil
 }
 
-// workerMain is one worker process: every case on one replica of a
+// workerCases is one worker process: every case on one replica of a
 // multi-worker strategy.
-func workerMain(spec string) int {
-	var rank, size int
-	var sock, out string
-	if _, err := fmt.Sscan(spec, &rank, &size, &sock, &out); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	c, err := loopback.Join(sock, rank, size, 30*time.Second)
+func workerCases(t *testing.T, spec loopbacktest.Spec) {
+	c, err := spec.Join()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		t.Fatal(err)
 	}
 	defer c.Close()
 	res := map[string]map[string][]float64{}
-	tb := &workerTB{}
 	for _, cs := range cases {
-		res[cs.Name] = train(tb, cs.equivCase, strategy.WithCluster(c), strategy.WithReplicas(1))
+		res[cs.Name] = train(t, cs.equivCase, strategy.WithCluster(c), strategy.WithReplicas(1))
 	}
-	b, _ := json.Marshal(res)
-	if err := os.WriteFile(out, b, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if err := spec.Write(res); err != nil {
+		t.Fatal(err)
 	}
-	return 0
 }
-
-// workerTB is the testing.TB of a worker process: a failure ends it.
-type workerTB struct{ testing.TB }
-
-func (*workerTB) Fatal(args ...any) { fmt.Fprintln(os.Stderr, args...); os.Exit(1) }
-func (*workerTB) Helper()           {}
 
 // TestBadInput: the errors a user of the model meets name what was wrong,
 // and the model trains on after each.

@@ -11,6 +11,4 @@ import (
 
 // TestMain points package gpu at the fake CUDA libraries (unless
 // GOTRAIN_GPU_REAL is set) and checks for leaked goroutines.
-func TestMain(m *testing.M) {
-	runTests(m, func(m *testing.M) { goleak.VerifyTestMain(gputest.WithFakes(m)) })
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(gputest.WithFakes(m)) }

@@ -8,4 +8,4 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { runTests(m, func(m *testing.M) { goleak.VerifyTestMain(m) }) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -15,7 +15,7 @@ func main() {
 	xs := data.NewTensor([]int{5, 1}, []float64{1, 2, 3, 4, 5})
 	dist := s.DistributeDataset(data.FromTensorSlices(xs).Batch(5))
 	s.Scope(func() {
-		layer = nn.DenseWith(1, nil, []nn.DenseOption{nn.WithoutBias()})
+		layer = nn.Dense(1, nn.WithoutBias())
 		layer.Build([]int{-1, 1})
 	})
 	layer.Kernel().Assign([]float64{2})
