@@ -138,6 +138,11 @@ func lookupLocked(pc uintptr) (name string, es []*entry) {
 		return e.name, []*entry{e}
 	}
 	full := funcName(pc)
+	// A method value's code is its "-fm" wrapper, whose name, trimmed, is
+	// the method's own.
+	if e := registry.byName[full]; e != nil {
+		return e.name, []*entry{e}
+	}
 	pkg, parts := components(full)
 	for i := len(parts) - 1; i > 0; i-- {
 		if e := registry.byName[pkg+"."+strings.Join(parts[:i], ".")]; e != nil {

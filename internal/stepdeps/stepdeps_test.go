@@ -37,6 +37,27 @@ func inlined() func() float64 { return func() float64 { return float64(counter) 
 
 func pc(fn any) uintptr { return reflect.ValueOf(fn).Pointer() }
 
+// stepper's step method and the plain function step share a short name.
+type stepper struct{}
+
+//go:noinline
+func (*stepper) step() float64 { return rate }
+
+//go:noinline
+func step() float64 { return float64(counter) }
+
+// TestWatchMethodValue: a method value is found by its method's name, not
+// by the short name it shares with another function.
+func TestWatchMethodValue(t *testing.T) {
+	stepdeps.Register((*stepper).step, "stepper.step", stepdeps.Var(&rate, "rate"))
+	stepdeps.Register(step, "step", stepdeps.Var(&counter, "counter"))
+	var s stepper
+	name, deps := stepdeps.Watch(pc(s.step))
+	if got := names(deps); name != "stepper.step" || !slices.Equal(got, []string{"rate"}) {
+		t.Errorf("Watch(s.step) = %q, %v; want stepper.step, [rate]", name, got)
+	}
+}
+
 func names(deps []stepdeps.Dep) []string {
 	var out []string
 	for _, d := range deps {
