@@ -82,6 +82,7 @@ func NewGroup(cfg Config, workers int) (*Group, error) {
 func (g *Group) startLocked(n int, mpi *mpiSpec) error {
 	g.stopLocked()
 	g.mu.size, g.mu.stopped, g.mu.mpi = n, "", mpi
+	g.mu.journal = journal{} // a fresh set of workers: a fresh session
 	if mpi != nil {
 		if err := g.startMPILocked(*mpi); err != nil {
 			g.mu.stopped = err.Error()
@@ -145,17 +146,12 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 			if res, ok := g.workersMagic(ctx, m.arg, out); !ok {
 				return res
 			}
-			g.mu.Lock()
-			g.mu.journal = journal{} // a fresh set of workers: a fresh session
-			g.mu.Unlock()
 		case "replay":
 			all, err := parseReplay(m.arg)
 			if err != nil {
 				return errResult("UsageError", err.Error())
 			}
-			if res := g.replay(ctx, all, out, func(r kernel.ExecuteRequest, o kernel.Output) kernel.ExecuteResult {
-				return g.Execute(ctx, r, o)
-			}); res.Err != nil {
+			if res := g.replay(ctx, all, out); res.Err != nil {
 				return res
 			}
 		case "reset":
@@ -187,7 +183,7 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 		g.mu.journal = journal{}
 		return res
 	}
-	g.mu.journal.record(req, req.Code, res)
+	g.mu.journal.record(req, res)
 	return res
 }
 

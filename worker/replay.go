@@ -33,7 +33,8 @@ type replayCell struct {
 }
 
 // record adds a cell that ended as res; it keeps only successes.
-func (j *journal) record(req kernel.ExecuteRequest, code string, res kernel.ExecuteResult) {
+func (j *journal) record(req kernel.ExecuteRequest, res kernel.ExecuteResult) {
+	code := req.Code
 	if res.Err != nil || req.Silent || !req.StoreHistory || strings.TrimSpace(code) == "" {
 		return
 	}
@@ -84,13 +85,18 @@ func parseReplay(arg string) (all bool, err error) {
 	return false, fmt.Errorf("%%replay %s: want %%replay, or %%replay all to run cells with shell commands too", arg)
 }
 
-// replay runs the cells of the session that died, in order, through run
-// (the Group's own execute path, which journals each again), saying which
-// it runs and which it skips. It stops at the first cell that fails and
-// returns that cell's error, naming it; the cells not yet run stay
-// replayable.
-func (g *Group) replay(ctx context.Context, all bool, out kernel.Output, run func(kernel.ExecuteRequest, kernel.Output) kernel.ExecuteResult) kernel.ExecuteResult {
+// replay runs the cells of the session that died, in order, through
+// Execute (which journals each again), saying which it runs and which it
+// skips. It stops at the first cell that fails and returns that cell's
+// error, naming it; the cells not yet run stay replayable. While the
+// workers are stopped (after a lost worker, until %workers restart) it runs
+// nothing and keeps every cell.
+func (g *Group) replay(ctx context.Context, all bool, out kernel.Output) kernel.ExecuteResult {
 	g.mu.Lock()
+	if stopped := g.mu.stopped; stopped != "" {
+		g.mu.Unlock()
+		return errResult("WorkersStopped", fmt.Sprintf("%%replay: the workers stopped (%s); run %%workers restart first, then %%replay", stopped))
+	}
 	lost := g.mu.lost
 	g.mu.lost = nil
 	g.mu.Unlock()
@@ -118,7 +124,7 @@ func (g *Group) replay(ctx context.Context, all bool, out kernel.Output, run fun
 		if c.effects != "" && !all {
 			continue
 		}
-		res := run(kernel.ExecuteRequest{Code: c.code, StoreHistory: true, ExecutionCount: c.count}, out)
+		res := g.Execute(ctx, kernel.ExecuteRequest{Code: c.code, StoreHistory: true, ExecutionCount: c.count}, out)
 		if res.Err != nil {
 			// The cells not run yet stay replayable, after those of a
 			// worker that died during the replay, if it did.

@@ -90,6 +90,10 @@ func TestIssue24ReplayAll(t *testing.T) {
 	if res, _ := cell(g, 3, "%replay now"); res.Err == nil || res.Err.Name != "UsageError" {
 		t.Errorf("%%replay now: %+v, want a UsageError", res.Err)
 	}
+	// Showing the workers restarts nothing: the journal stays.
+	if res, _ := cell(g, 4, "%workers status"); res.Err != nil {
+		t.Fatal(res.Err)
+	}
 	if res, _ := cell(g, 4, "exit 3"); res.Err == nil || res.Err.Name != "WorkerExited" {
 		t.Fatalf("exit: %+v", res.Err)
 	}
