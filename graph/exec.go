@@ -594,7 +594,7 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 }
 
 // softmaxGrad is: per row, out = y ⊙ (dy - Σ y⊙dy), the sum by
-// kernels.LaneDot and the rest by kernels.SoftmaxGradTo, in float64.
+// kernels.Dot and the rest by kernels.SoftmaxGradTo, in float64.
 // Keep in sync with softmax_grad_row (kernels_cuda.go).
 func softmaxGrad[T Float](out, y, dy []T, c int) {
 	if c == 0 {
@@ -602,7 +602,7 @@ func softmaxGrad[T Float](out, y, dy []T, c int) {
 	}
 	for r := 0; r+c <= len(y); r += c {
 		yr, dr := y[r:r+c], dy[r:r+c]
-		kernels.SoftmaxGradTo(out[r:r+c], yr, dr, kernels.LaneDot(yr, dr))
+		kernels.SoftmaxGradTo(out[r:r+c], yr, dr, kernels.Dot(yr, dr))
 	}
 }
 

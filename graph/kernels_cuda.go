@@ -293,7 +293,7 @@ DEVICE void softmax_row(T *dst, const T *row, long long c, long long lg) {
 	}
 }
 // softmax_grad_row is one row of softmaxGrad, Σ y⊙dy in the 4 lanes of
-// kernels.LaneDot (kernels/softmax.go).
+// kernels.Dot (kernels/softmax.go).
 DEVICE void softmax_grad_row(T *o, const T *yr, const T *dr, long long c) {
 	double l[4] = {0, 0, 0, 0};
 	long long n = c & ~3LL;

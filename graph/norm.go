@@ -109,7 +109,7 @@ func normStatsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func(
 
 // normStats is, per row of c: the mean (0 for RMS) as out[3r] + out[3r+1]
 // and out[3r+2] = 1/√(Σ(x-mean)²/c + eps), the sums taken by
-// kernels.LaneSum and kernels.LaneSumSqDev in float64. The mean is kept as
+// kernels.Sum and kernels.SumSqDev in float64. The mean is kept as
 // two T: a float32 mean of 1000 would otherwise be off by 3e-5, a large
 // error in x - mean when the row's spread is small.
 func normStats[T Float](out, x []T, c int, eps float64, rms bool) {
@@ -117,9 +117,9 @@ func normStats[T Float](out, x []T, c int, eps float64, rms bool) {
 		row := x[r*c : (r+1)*c]
 		var mean float64
 		if !rms {
-			mean = kernels.LaneSum(row) / float64(c)
+			mean = kernels.Sum(row) / float64(c)
 		}
-		ss := kernels.LaneSumSqDev(row, mean)
+		ss := kernels.SumSqDev(row, mean)
 		hi := T(mean)
 		out[3*r], out[3*r+1] = hi, T(mean-float64(hi))
 		out[3*r+2] = T(1 / math.Sqrt(ss/float64(c)+eps))

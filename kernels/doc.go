@@ -26,8 +26,8 @@
 // (a softmax's exponentials) run 8 lanes of polynomials in float32 with the
 // bits of their Go loops; their float64 forms call math.Erf and math.Exp.
 // With AVX, float32 ScaleTo runs 8 lanes, and a norm's float32 row loops
-// (LaneSum, LaneSumSqDev, NormGradSums, NormTo, NormGradTo and
-// NormGammaGradAdd) and a softmax gradient's (LaneDot, SoftmaxGradTo) widen
+// (Sum, SumSqDev, NormGradSums, NormTo, NormGradTo and
+// NormGammaGradAdd) and a softmax gradient's (Dot, SoftmaxGradTo) widen
 // 4 elements at a time to 4 float64 lanes, the lanes their Go loops sum in.
 // The noasm build tag selects the Go loops everywhere.
 //

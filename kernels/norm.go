@@ -9,12 +9,12 @@ package kernels
 // rows run 4 lanes at a time, widened to float64, with the bits of the Go
 // loops. graph's norm_cuda.go keeps its own copies in sync with these.
 
-// LaneSum is Σ x[j] in float64, in 4 lanes:
+// Sum is Σ x[j] in float64, in 4 lanes:
 //
 //	for j, v := range x[:n] { lane[j%4] += float64(v) }  // n = len(x) &^ 3
 //	s := (lane[0] + lane[1]) + (lane[2] + lane[3])
 //	for _, v := range x[n:] { s += float64(v) }
-func LaneSum[T Float](x []T) float64 {
+func Sum[T Float](x []T) float64 {
 	var l [4]float64
 	n := len(x) &^ 3
 	if xs, ok := any(x).([]float32); ok && useVector && hasAVX {
@@ -35,9 +35,9 @@ func LaneSum[T Float](x []T) float64 {
 	return s
 }
 
-// LaneSumSqDev is Σ (x[j] - mean)² in float64, in LaneSum's lanes and
+// SumSqDev is Σ (x[j] - mean)² in float64, in Sum's lanes and
 // order, each term d·d for d = float64(x[j]) - mean.
-func LaneSumSqDev[T Float](x []T, mean float64) float64 {
+func SumSqDev[T Float](x []T, mean float64) float64 {
 	var l [4]float64
 	n := len(x) &^ 3
 	if xs, ok := any(x).([]float32); ok && useVector && hasAVX {
@@ -56,7 +56,7 @@ func LaneSumSqDev[T Float](x []T, mean float64) float64 {
 	return s
 }
 
-// NormGradSums returns Σ g[j] and Σ g[j]·x̂[j] in float64, in LaneSum's
+// NormGradSums returns Σ g[j] and Σ g[j]·x̂[j] in float64, in Sum's
 // lanes and order, for
 //
 //	x̂ := (float64(x[j]) - mean) * rstd

@@ -8,7 +8,7 @@ import (
 	"github.com/gotrain/gotrain/kernels"
 )
 
-// normRefLanes sums term(j) for j < n in LaneSum's 4 lanes and order.
+// normRefLanes sums term(j) for j < n in Sum's 4 lanes and order.
 func normRefLanes(n int, term func(j int) float64) float64 {
 	var l [4]float64
 	m := n &^ 3
@@ -65,12 +65,12 @@ func checkNormLoops(t *testing.T, n int, withGamma, withBeta bool) {
 		}
 		return f(dy, j) * f(gamma, j)
 	}
-	if got, want := kernels.LaneSum(x), normRefLanes(n, func(j int) float64 { return f(x, j) }); got != want {
-		t.Errorf("LaneSum = %v, want %v", got, want)
+	if got, want := kernels.Sum(x), normRefLanes(n, func(j int) float64 { return f(x, j) }); got != want {
+		t.Errorf("Sum = %v, want %v", got, want)
 	}
 	sq := func(j int) float64 { d := f(x, j) - mean; return d * d }
-	if got, want := kernels.LaneSumSqDev(x, mean), normRefLanes(n, sq); got != want {
-		t.Errorf("LaneSumSqDev = %v, want %v", got, want)
+	if got, want := kernels.SumSqDev(x, mean), normRefLanes(n, sq); got != want {
+		t.Errorf("SumSqDev = %v, want %v", got, want)
 	}
 	sg, sgx := kernels.NormGradSums(x, dy, gamma, mean, rstd)
 	wg, wgx := normRefLanes(n, g), normRefLanes(n, func(j int) float64 { return g(j) * xh(j) })
@@ -109,7 +109,7 @@ func checkNormLoops(t *testing.T, n int, withGamma, withBeta bool) {
 	for i, v := range x {
 		x64[i] = float64(v)
 	}
-	if got, want := kernels.LaneSum(x64), kernels.LaneSum(x); got != want {
-		t.Errorf("float64 LaneSum = %v, float32 %v", got, want)
+	if got, want := kernels.Sum(x64), kernels.Sum(x); got != want {
+		t.Errorf("float64 Sum = %v, float32 %v", got, want)
 	}
 }

@@ -144,32 +144,6 @@ func AxpyTo[T Float](dst []T, alpha T, x, y []T) {
 	}
 }
 
-// Dot is: for i, v := range x { s += float64(v) * float64(y[i]) }; return s.
-// It accumulates in float64 so a float32 dot product of long vectors keeps
-// its precision.
-func Dot[T Float](x, y []T) float64 {
-	y = y[:len(x)]
-	var s float64
-	for i, v := range x {
-		s += float64(v) * float64(y[i])
-	}
-	return s
-}
-
-// SumSq is: for _, v := range x { s += float64(v) * float64(v) }; return s.
-func SumSq[T Float](x []T) float64 {
-	var s float64
-	for _, v := range x {
-		s += float64(v) * float64(v)
-	}
-	return s
-}
-
-// Sum is: for _, v := range x { s += float64(v) }; return s.
-func Sum[T Float](x []T) float64 {
-	var s float64
-	for _, v := range x {
-		s += float64(v)
-	}
-	return s
-}
+// SumSq is Σ x[j]² in float64, SumSqDev with a mean of 0: in Sum's 4 lanes
+// and order.
+func SumSq[T Float](x []T) float64 { return SumSqDev(x, 0) }

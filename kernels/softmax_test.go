@@ -8,7 +8,7 @@ import (
 	"github.com/gotrain/gotrain/kernels"
 )
 
-// TestSoftmaxLoops compares LaneDot and SoftmaxGradTo, assembly and Go,
+// TestSoftmaxLoops compares Dot and SoftmaxGradTo, assembly and Go,
 // with their doc comments' loops written out here, bit for bit.
 func TestSoftmaxLoops(t *testing.T) {
 	for _, vec := range []bool{true, false} {
@@ -21,9 +21,9 @@ func TestSoftmaxLoops(t *testing.T) {
 					y[i], dy[i] = float32(r.Float64()), float32(r.NormFloat64())
 				}
 				want := normRefLanes(n, func(j int) float64 { return float64(y[j]) * float64(dy[j]) })
-				s := kernels.LaneDot(y, dy)
+				s := kernels.Dot(y, dy)
 				if s != want {
-					t.Errorf("LaneDot = %v, want %v", s, want)
+					t.Errorf("Dot = %v, want %v", s, want)
 				}
 				kernels.SoftmaxGradTo(dst, y, dy, s)
 				for j := range n {

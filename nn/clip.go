@@ -8,17 +8,16 @@ import (
 )
 
 // GlobalNorm returns the L2 norm of all the gradients together,
-// √(Σᵢ‖gᵢ‖²), accumulated in float64 in the order of gs, each ‖gᵢ‖² in the
-// 4 lanes of kernels.LaneSumSqDev (with a mean of 0, so each term is v·v):
-// a single chain of additions over every parameter was 2% of a GPT step
-// (issue 22).
+// √(Σᵢ‖gᵢ‖²), accumulated in float64 in the order of gs, each ‖gᵢ‖² by
+// kernels.SumSq (four lanes of independent additions, not one chain over
+// every parameter).
 func GlobalNorm(gs []strategy.Grad) float64 {
 	var ss float64
 	for _, g := range gs {
 		if g.F32 != nil {
-			ss += kernels.LaneSumSqDev(g.F32, 0)
+			ss += kernels.SumSq(g.F32)
 		} else {
-			ss += kernels.LaneSumSqDev(g.F64, 0)
+			ss += kernels.SumSq(g.F64)
 		}
 	}
 	return math.Sqrt(ss)
