@@ -120,11 +120,6 @@ func (d *iopubDrops) onDrop(x zmq4.Drop) {
 // never comes, and shows the kernel's status as unknown. The repeated
 // status ends that wait. Since the subscription takes effect only here,
 // the new subscriber cannot have seen that status already.
-//
-// Sending both to every subscriber, as the kernel did before, gave each
-// client an extra status whenever another one subscribed, and a client
-// whose own subscription welcome read late (under load) an extra idle
-// after the idle of a request it was already being served for (issue 24).
 func (k *Kernel) welcome() {
 	defer k.wg.Done()
 	xpub := k.socks.iopub.sock.(zmq4.XPubManual)

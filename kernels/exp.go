@@ -111,7 +111,7 @@ var expTaylor32 = [8]float32{1, 1, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 
 
 // expNeg32 returns eʰ for h ≤ 0 to about 2 float32 ulps, 0 below expMin32;
 // a NaN gives a NaN. It splits h = n·ln2 + r with |r| ≤ ln2/2 and sums
-// eʳ's Taylor series to r⁷. Keep in sync with expNegAVX in gelu_amd64.s.
+// eʳ's Taylor series to r⁷. Keep in sync with the EXP macro in exp_amd64.s.
 func expNeg32(h float32) float32 {
 	if h < expMin32 {
 		return 0

@@ -75,8 +75,8 @@ var (
 		-0.1470150733791736, -0.30843282066737004, -0.12321384938244748, 0.7814292599666482, -0.4748969773514162}
 )
 
-// normCDF32 returns Φ(x) and φ(x) in float32. Keep in sync with cdfAVX in
-// gelu_amd64.s, which computes both branches and picks one.
+// normCDF32 returns Φ(x) and φ(x) in float32. Keep in sync with the CORE
+// and CDF macros in exp_amd64.s, which compute both branches and pick one.
 func normCDF32(x float32) (cdf, pdf float32) {
 	z := x * x
 	pdf = invSqrt2Pi32 * expNeg32(-0.5*z)

@@ -122,13 +122,7 @@ func (l *Conv2DLayer) Bias() *Variable { return l.bias }
 // glorot returns n values uniform in ±√(6/(fanIn+fanOut)) from the stream
 // for name (GlorotUniform for kernels that are not matrices).
 func glorot(name string, n, fanIn, fanOut int) []float64 {
-	limit := math.Sqrt(6 / float64(fanIn+fanOut))
-	rng := initStream(name)
-	w := make([]float64, n)
-	for i := range w {
-		w[i] = (2*rng.Float64() - 1) * limit
-	}
-	return w
+	return uniformInit{math.Sqrt(6 / float64(fanIn+fanOut))}.values(name, n)
 }
 
 func nonNil(vs ...*Variable) []*Variable {

@@ -96,13 +96,7 @@ func (d *DenseLayer) OutputShape(inputShape []int) []int {
 // with an error wrapping ErrShape, naming the layer, if x has rank below 2
 // or a last axis other than the width the layer was built for.
 func (d *DenseLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
-	if x == nil {
-		panic(usageError("%s: want an input tensor, got nil", d.name))
-	}
-	shape := x.Shape()
-	if len(shape) < 2 {
-		panic(shapeError("%s: want input shape [batch, ..., width], got %v", d.name, shape))
-	}
+	shape := checkInput(d.name, x, -2, "[batch, ..., width]")
 	if !d.Built() {
 		d.Build(shape)
 	}

@@ -59,8 +59,14 @@ func (l *tableLayer) Build([]int) {
 type uniformInit struct{ limit float64 }
 
 func (u uniformInit) Initial(name string, shape []int) []float64 {
+	return u.values(name, elements(shape))
+}
+
+// values returns n values drawn uniformly from ±limit, from the stream for
+// name.
+func (u uniformInit) values(name string, n int) []float64 {
 	rng := initStream(name)
-	vals := make([]float64, elements(shape))
+	vals := make([]float64, n)
 	for i := range vals {
 		vals[i] = (2*rng.Float64() - 1) * u.limit
 	}

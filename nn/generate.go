@@ -30,6 +30,7 @@ type Generator struct {
 	logits  *Tensor
 	vocab   int
 	feed    []float64
+	row     []float64 // one position's logits, read from the program's buffer
 }
 
 // NewGenerator returns a generator for model over a context of the given
@@ -111,9 +112,7 @@ func (gen *Generator) Generate(prompt []int, n int, opts ...GenerateOption) ([]i
 		if err := gen.prog.Run(); err != nil {
 			return out, fmt.Errorf("nn: Generate: %w", err)
 		}
-		logits := gen.prog.Value(gen.logits)
-		last := logits[(len(window)-1)*gen.vocab : len(window)*gen.vocab]
-		next := sample(last, s, rng, probs, order)
+		next := sample(gen.lastRow(len(window)-1), s, rng, probs, order)
 		text = append(text, next)
 		out = append(out, next)
 	}
@@ -152,7 +151,24 @@ func (gen *Generator) compile() (err error) {
 	}
 	gen.prog, gen.ids, gen.logits, gen.vocab = prog, ids, logits, sh[2]
 	gen.feed = make([]float64, gen.context)
+	gen.row = make([]float64, gen.vocab)
 	return nil
+}
+
+// lastRow returns the logits at position pos, read in place from the
+// program's buffer rather than copying every position's.
+func (gen *Generator) lastRow(pos int) []float64 {
+	lo, hi := pos*gen.vocab, (pos+1)*gen.vocab
+	if f := gen.prog.F32(gen.logits); f != nil {
+		for i, v := range f[lo:hi] {
+			gen.row[i] = float64(v)
+		}
+		return gen.row
+	}
+	if f := gen.prog.F64(gen.logits); f != nil {
+		return f[lo:hi]
+	}
+	return gen.prog.Value(gen.logits)[lo:hi] // a device program's buffer is on the device
 }
 
 // sample draws a token from logits as s says; probs and order are scratch

@@ -34,8 +34,10 @@ func (r RandomNormal) Initial(name string, shape []int) []float64 {
 	return vals
 }
 
-// GlorotUniformInit is Glorot (Xavier) uniform over a kernel [..., fanIn,
-// fanOut], Keras's default kernel initializer.
+// GlorotUniformInit is Glorot (Xavier) uniform, Keras's default kernel
+// initializer, with Keras's fans: a kernel [..., in, out] has fanIn =
+// in·r and fanOut = out·r, r the product of the leading axes (a
+// convolution's window); a vector has both equal to its length.
 type GlorotUniformInit struct{}
 
 // Initial implements Initializer.
@@ -46,9 +48,10 @@ func (GlorotUniformInit) Initial(name string, shape []int) []float64 {
 	case 1:
 		fanIn, fanOut = shape[0], shape[0]
 	default:
-		fanIn, fanOut = elements(shape[:n-1]), shape[n-1]
+		r := elements(shape[:n-2])
+		fanIn, fanOut = shape[n-2]*r, shape[n-1]*r
 	}
-	return GlorotUniform(name, fanIn, fanOut)
+	return glorot(name, elements(shape), fanIn, fanOut)
 }
 
 // elements is the product of shape's dimensions.

@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/gotrain/gotrain/data"
@@ -137,7 +136,7 @@ func WithoutBias() LayerOption {
 // WithActivation sets the activation of Conv2D (Linear by default).
 func WithActivation(act Activation) LayerOption {
 	act.fused() // panics on an unknown activation
-	return layerOptionFunc(func(c *layerConfig) { c.mark("WithActivation"); c.act = act })
+	return act
 }
 
 // WithStrides sets the strides of Conv2D (default 1, 1) or MaxPool2D
@@ -262,13 +261,7 @@ func initStream(name string) *rand.Rand {
 // GlorotUniform returns fanIn·fanOut values drawn uniformly from ±√(6/(fanIn+fanOut))
 // (Keras's default kernel initializer), from the stream for name.
 func GlorotUniform(name string, fanIn, fanOut int) []float64 {
-	limit := math.Sqrt(6 / float64(fanIn+fanOut))
-	rng := initStream(name)
-	w := make([]float64, fanIn*fanOut)
-	for i := range w {
-		w[i] = (2*rng.Float64() - 1) * limit
-	}
-	return w
+	return glorot(name, fanIn*fanOut, fanIn, fanOut)
 }
 
 func trainable(vs []*Variable) []*Variable {

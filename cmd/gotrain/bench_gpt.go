@@ -32,10 +32,11 @@ func benchGPT(args []string, stdout, stderr io.Writer) error {
 	evalEvery := fs.Int("eval-every", def.EvalEvery, "iterations between loss estimates")
 	evalIters := fs.Int("eval-iters", def.EvalIters, "batches per loss estimate")
 	seed := fs.Uint64("seed", def.Seed, "seed of the windows and of the weights")
-	layers := fs.Int("layers", 4, "transformer blocks")
-	heads := fs.Int("heads", 4, "attention heads")
-	embd := fs.Int("embd", 128, "embedding width")
-	block := fs.Int("block", 64, "context length, in characters")
+	small := gpt.Small(0)
+	layers := fs.Int("layers", small.Layers, "transformer blocks")
+	heads := fs.Int("heads", small.Heads, "attention heads")
+	embd := fs.Int("embd", small.Width, "embedding width")
+	block := fs.Int("block", small.Context, "context length, in characters")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err

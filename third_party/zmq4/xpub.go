@@ -51,11 +51,10 @@ func (xpub *xpubSocket) ApplySubscription(sub Msg, first ...Msg) error {
 	if sub.from == nil || len(sub.Frames) != 1 || len(sub.Frames[0]) == 0 || sub.Frames[0][0] != 1 {
 		return errors.New("zmq4: ApplySubscription: want a subscription message that Recv returned")
 	}
-	w, ok := xpub.sck.w.(*pubMWriter)
-	if !ok {
-		return errors.New("zmq4: ApplySubscription: not an XPUB socket's writer")
+	if !xpub.sck.xpubManual {
+		return errors.New("zmq4: ApplySubscription: the socket applies subscriptions itself; make it WithXPubManual")
 	}
-	return w.applySubscription(sub, first)
+	return xpub.sck.w.(*pubMWriter).applySubscription(sub, first)
 }
 
 // xpubSocket is a XPUB ZeroMQ socket.

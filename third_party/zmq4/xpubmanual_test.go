@@ -74,6 +74,11 @@ func TestXPubManual(t *testing.T) {
 	want(b, "B", "welcome B 2")
 	want(b, "B", "three")
 
+	auto := NewXPub(context.Background()).(XPubManual)
+	defer auto.Close()
+	if err := auto.ApplySubscription(subA); err == nil {
+		t.Errorf("ApplySubscription on a socket without WithXPubManual: no error")
+	}
 	if err := xpub.ApplySubscription(NewMsgString("\x01")); err == nil {
 		t.Errorf("ApplySubscription of a message Recv did not return: no error")
 	}
