@@ -93,7 +93,7 @@ func awkwardCases() []opCase {
 			diff: []bool{true, false}, build: two(graph.Gather)},
 		{name: "masked_sum-9x5x3", shapes: [][]int{{9, 5, 3}, {9}}, gen: []func(*rand.Rand, int) float64{nil, withZeroAt(4)},
 			build: two(graph.MaskedSum)},
-		{name: "maximum-263", shapes: [][]int{{263}}, build: one(func(x *graph.Node) *graph.Node { return graph.MaximumConst(x, 0.1) })},
+		{name: "maximum-263", shapes: [][]int{{263}}, build: one(func(x *graph.Node) *graph.Node { return graph.Maximum(x, x.Graph().Const(0.1)) })},
 		{name: "dropout-0.3-37x29", shapes: [][]int{{37, 29}, {2}}, gen: []func(*rand.Rand, int) float64{nil, counter},
 			diff: []bool{true, false}, build: func(in []*graph.Node) *graph.Node { return graph.Dropout(in[0], in[1], 0.3, 7, 3) }},
 	}

@@ -48,7 +48,7 @@
 // that depends only on (seed, stream, counter), the counter being read from a
 // node at each Run (AdvanceCounter moves it between Runs). MaskedSum is the
 // first moment of a batch whose rows are weighted by a mask (batch norm over
-// real rows only), and MaximumConst clamps from below.
+// real rows only).
 //
 // AllReduce joins the Programs of several replicas in the middle of their Runs
 // through a Collective the caller provides: each participant's Run blocks at

@@ -154,7 +154,7 @@ type Node struct {
 	// Op parameters; which ones are used depends on op, and each has one
 	// meaning wherever it is used.
 	act    Activation
-	value  float64 // Const, Fill: every element; MaximumConst and its gradient: the floor; CausalMask: the masked elements
+	value  float64 // Const, Fill: every element; CausalMask: the masked elements
 	factor float64 // Scale, SumAxis, BroadcastScalar, BroadcastAxis, AllReduce, sum_axes, broadcast_to: the multiplier
 	rate   float64 // DropoutMask: the probability of a zero
 	axis   int

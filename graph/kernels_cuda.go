@@ -117,8 +117,7 @@ KERNEL void gt_binary(T *out, const T *a, const T *b, long long n, long long ka,
 	default: out[i] = x / y; break;
 	}
 }
-// gt_unary: op 0 scale by c, 1 neg, 2 exp, 3 log, 4 square, 5 sqrt,
-// 6 maximum with c.
+// gt_unary: op 0 scale by c, 1 neg, 2 exp, 3 log, 4 square, 5 sqrt.
 KERNEL void gt_unary(T *out, const T *x, long long n, long long op, const double *c) {
 	long long i = GLOBAL_INDEX;
 	if (i >= n) return;
@@ -129,8 +128,7 @@ KERNEL void gt_unary(T *out, const T *x, long long n, long long op, const double
 	case 2: out[i] = (T)exp((double)v); break;
 	case 3: out[i] = (T)log((double)v); break;
 	case 4: out[i] = v * v; break;
-	case 5: out[i] = (T)sqrt((double)v); break;
-	default: out[i] = max_t(v, (T)c[0]); break;
+	default: out[i] = (T)sqrt((double)v); break;
 	}
 }
 KERNEL void gt_activate(T *out, const T *x, long long n, long long act) {
@@ -162,10 +160,6 @@ KERNEL void gt_act_grad_x(T *out, const T *x, const T *dy, long long n, long lon
 	if (i >= n) return;
 	double v = (double)x[i];
 	out[i] = dy[i] * (T)(act == 5 ? gelu_tanh_grad_d(v) : act == 6 ? silu_grad_d(v) : gelu_grad_d(v));
-}
-KERNEL void gt_maximum_grad(T *out, const T *x, const T *dy, long long n, const double *c) {
-	long long i = GLOBAL_INDEX;
-	if (i < n) out[i] = x[i] > (T)c[0] ? dy[i] : (T)0;
 }
 KERNEL void gt_sigmoid_xent(T *out, const T *z, const T *x, long long n) {
 	long long i = GLOBAL_INDEX;

@@ -230,14 +230,6 @@ func MaskedSum(x, w *Node) *Node {
 	return g.add(opMaskedSum, x.shape[len(x.shape)-1:], x, w)
 }
 
-// MaximumConst returns max(x, c) elementwise, a clamp from below; the
-// gradient passes where x > c. Maximum takes the larger of two nodes.
-func MaximumConst(x *Node, c float64) *Node {
-	out := unary(opMaximum, x)
-	out.value = c
-	return out
-}
-
 // Collective joins the Programs of several participants (replicas) at a
 // reduction in the middle of their Runs. Calls match by order: the k-th call
 // on each participant is one reduction, so every participant must run the
@@ -314,12 +306,6 @@ func maskedSumOpGrad(n, dy *Node) []*Node {
 		g.add(opMaskedSumGradX, in[0].shape, in[1], dy),
 		g.add(opMaskedSumGradW, in[1].shape, in[0], dy),
 	}
-}
-
-func maximumGrad(n, dy *Node) []*Node {
-	d := n.g.add(opMaximumGrad, n.shape, n.in[0], dy)
-	d.value = n.value
-	return []*Node{d}
 }
 
 func allReduceGrad(n, dy *Node) []*Node { return []*Node{AllReduce(dy, n.coll, n.factor)} }

@@ -82,7 +82,7 @@ func ExampleMaskedSum() {
 	g := graph.New(graph.Float64)
 	x := g.Placeholder("x", 3, 2)
 	mask := g.Placeholder("mask", 3)
-	mean := graph.Div(graph.MaskedSum(x, mask), graph.MaximumConst(graph.Sum(mask), 1))
+	mean := graph.Div(graph.MaskedSum(x, mask), graph.Maximum(graph.Sum(mask), g.Const(1)))
 	p, _ := g.Compile(mean)
 	p.Feed(x, []float64{1, 10, 3, 30, 1e9, 1e9})
 	p.Feed(mask, []float64{1, 1, 0})

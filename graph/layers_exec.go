@@ -80,28 +80,6 @@ func maskedSumGradWKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) 
 	return func() { maskedSumGradW(out, x, dy) }
 }
 
-func maximumKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, c := in[0], T(n.value)
-	return func() {
-		for i, v := range x {
-			out[i] = max(v, c)
-		}
-	}
-}
-
-func maximumGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, dy, c := in[0], in[1], T(n.value)
-	return func() {
-		for i, v := range x {
-			if v > c {
-				out[i] = dy[i]
-			} else {
-				out[i] = 0
-			}
-		}
-	}
-}
-
 func allReduceKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x := in[0]
 	c, scale := n.coll, T(n.factor)

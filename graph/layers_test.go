@@ -193,9 +193,6 @@ func layerOpCases() []opCase {
 				}
 				return out
 			}},
-		opCase{name: "maximum", shapes: [][]int{{3, 4}},
-			build: func(in []*graph.Node) *graph.Node { return graph.MaximumConst(in[0], 0) },
-			ref:   elementwise(func(x float64) float64 { return math.Max(x, 0) })},
 		opCase{name: "dropout-rate0", shapes: [][]int{{3, 4}, {2}},
 			gen:   []func(*rand.Rand, int) float64{nil, func(*rand.Rand, int) float64 { return 0 }},
 			diff:  []bool{true, false},
@@ -532,7 +529,7 @@ func TestConvNetAllocatesNothing(t *testing.T) {
 		ctr := g.Var(graph.NewVariable("ctr", []int{2}, dt, nil))
 		c := graph.Conv2D(x, w, nil, 1, 1, graph.Same, graph.ReLU)
 		p := graph.MaxPool2D(c, 2, 2, 2, 2, graph.Valid)
-		s := graph.MaskedSum(graph.MaximumConst(p, 0.1), mask)
+		s := graph.MaskedSum(graph.Maximum(p, g.Const(0.1)), mask)
 		e := graph.Gather(emb, g.Placeholder("ids", 3))
 		loss := graph.Add(graph.Sum(graph.Dropout(s, ctr, 0.5, 1, 2)), graph.Sum(e))
 		grads := g.Gradients(loss, []*graph.Node{w, emb})

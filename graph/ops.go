@@ -60,8 +60,6 @@ const (
 	opMaskedSum      // Σ_b w[b]·x[b,…,c], per channel
 	opMaskedSumGradX // dx[b,…,c] = w[b]·dy[c]
 	opMaskedSumGradW // dw[b] = Σ x[b,…,c]·dy[c]
-	opMaximum        // max(x, value)
-	opMaximumGrad    // dy where x > value
 	opAllReduce      // factor·Σ over the participants of a Collective
 	// Element-wise and reduction ops (issue 22).
 	opMaxElem            // max(a, b), broadcasting

@@ -146,8 +146,6 @@ func init() {
 		opMaskedSum:      {name: "masked_sum", cpu: cpu(maskedSumKernel, maskedSumKernel), grad: maskedSumOpGrad},
 		opMaskedSumGradX: {name: "masked_sum_grad", cpu: cpu(maskedSumGradXKernel, maskedSumGradXKernel), backward: true},
 		opMaskedSumGradW: {name: "masked_sum_weight_grad", cpu: cpu(maskedSumGradWKernel, maskedSumGradWKernel), backward: true},
-		opMaximum:        {name: "maximum_const", cpu: cpu(maximumKernel, maximumKernel), grad: maximumGrad},
-		opMaximumGrad:    {name: "maximum_const_grad", cpu: cpu(maximumGradKernel, maximumGradKernel), backward: true},
 		opAllReduce:      {name: "all_reduce", cpu: cpu(allReduceKernel, allReduceKernel), grad: allReduceGrad, collective: true},
 
 		// Element-wise and reduction ops (issue 22).

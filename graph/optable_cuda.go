@@ -80,8 +80,6 @@ var cudaKernels = [numOps]*cudaKernel{
 	opMaskedSum:       {plan: maskedSumCUDA},
 	opMaskedSumGradX:  {plan: maskedSumGradXCUDA},
 	opMaskedSumGradW:  {plan: maskedSumGradWCUDA},
-	opMaximum:         {plan: unaryCUDA(6)},
-	opMaximumGrad:     {plan: maximumGradCUDA},
 	opAllReduce:       {plan: allReduceCUDA},
 
 	// Element-wise and reduction ops (issue 22).
@@ -286,11 +284,7 @@ func binaryCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 // 3 log, 4 square, 5 sqrt, 6 maximum.
 func unaryCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
-		c := n.factor
-		if op == 6 {
-			c = n.value
-		}
-		return b.kernel(elementwise, "gt_unary", n.size, b.out(), b.in(0), n.size, op, b.doubles(c))
+		return b.kernel(elementwise, "gt_unary", n.size, b.out(), b.in(0), n.size, op, b.doubles(n.factor))
 	}
 }
 
@@ -441,10 +435,6 @@ func maxPoolCUDA(b *devBuilder, n *Node) (func() error, error) {
 
 func maxPoolGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	return b.kernel(layerSrc, "gt_max_pool_grad", n.size, b.out(), b.auxOf(n.in[0]), b.in(1), n.size, b.window(n.win))
-}
-
-func maximumGradCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(elementwise, "gt_maximum_grad", n.size, b.out(), b.in(0), b.in(1), n.size, b.doubles(n.value))
 }
 
 func gatherCUDA(b *devBuilder, n *Node) (func() error, error) {

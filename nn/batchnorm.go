@@ -144,7 +144,7 @@ func (l *BatchNormalizationLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, 
 	}
 	// A replica whose shard is all padding has no statistics of its own;
 	// dividing by max(count, 1) keeps its (masked) outputs finite.
-	count = graph.MaximumConst(count, 1)
+	count = graph.Maximum(count, g.Const(1))
 	sum := graph.MaskedSum(x, mask)
 	if l.sync {
 		sum = ctx.AllReduce(strategy.Sum, sum)
