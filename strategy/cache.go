@@ -64,12 +64,9 @@ type traceCache struct {
 	entries    []traceEntry
 	lookalikes int   // consecutive traces of new closures whose graphs differed from a cached one's
 	keyBuf     []int // scratch for traceKeyOf
-	// staleFn and staleVar name the step function find dropped because a
-	// variable it reads was reassigned, and the variable, until lookup
-	// has said so; varRetraces counts such retraces by variable
-	// (warnVarRetrace).
-	staleFn, staleVar string
-	varRetraces       map[string]int
+	// varRetraces counts the retraces of a reassigned variable, by
+	// variable (warnVarRetrace).
+	varRetraces map[string]int
 }
 
 type traceEntry struct {
@@ -80,24 +77,23 @@ type traceEntry struct {
 }
 
 // find returns the index of the entry for k, or -1; a stale entry is
-// dropped.
-func (c *traceCache) find(k *traceKey) int {
+// dropped, and when a variable its step function reads was reassigned,
+// fn and v name the function and the variable.
+func (c *traceCache) find(k *traceKey) (i int, fn, v string) {
 	for i := range c.entries {
 		e := &c.entries[i]
 		if !e.key.equal(k) {
 			continue
 		}
-		if e.tr.stale() {
-			if v := e.tr.deps.changed(); v != "" {
-				c.staleFn, c.staleVar = e.tr.deps.fn, v
-			}
+		if v = e.tr.deps.changed(); v != "" || e.tr.trainabilityChanged() {
+			fn = e.tr.deps.fn
 			e.tr.close()
 			c.entries = slices.Delete(c.entries, i, i+1)
-			return -1
+			return -1, fn, v
 		}
-		return i
+		return i, "", ""
 	}
-	return -1
+	return -1, "", ""
 }
 
 // front moves entry i first and returns its trace.
@@ -148,8 +144,8 @@ func shapesOf(in *stepInputs) string {
 func (s *Mirrored) lookup(stepFn any, fn reflect.Value, in *stepInputs) (*trace, error) {
 	key := traceKeyOf(stepFn, fn, in, s.traces.keyBuf)
 	s.traces.keyBuf = key.shapes
-	s.traces.staleVar = ""
-	if i := s.traces.find(&key); i >= 0 {
+	i, staleFn, staleVar := s.traces.find(&key)
+	if i >= 0 {
 		// A hit breaks a run of retraces: a notebook may well define several
 		// step functions with the same signature, each traced once and then
 		// reused.
@@ -186,8 +182,8 @@ func (s *Mirrored) lookup(stepFn any, fn reflect.Value, in *stepInputs) (*trace,
 	}
 	tr.deps.watch(key.code)
 	s.traces.put(key, stepFn, in, tr)
-	if s.traces.staleVar != "" {
-		s.warnVarRetrace(s.traces.staleFn, s.traces.staleVar)
+	if staleVar != "" {
+		s.warnVarRetrace(staleFn, staleVar)
 	}
 	switch {
 	case before != "" && !s.warnedShapes:

@@ -90,13 +90,17 @@ type trace struct {
 // state (a frozen layer would still be updated), so the step must retrace;
 // or whether a session variable the step function reads was reassigned (an
 // optimizer, a model, a value folded into the graph).
-func (tr *trace) stale() bool {
+func (tr *trace) stale() bool { return tr.trainabilityChanged() || tr.deps.changed() != "" }
+
+// trainabilityChanged reports whether a variable the step reads changed
+// trainability since the trace.
+func (tr *trace) trainabilityChanged() bool {
 	for i, v := range tr.trainable {
 		if v.Trainable() != tr.wasTrainable[i] {
 			return true
 		}
 	}
-	return tr.deps.changed() != ""
+	return false
 }
 
 type replicaTrace struct {
