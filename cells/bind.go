@@ -201,11 +201,14 @@ func (c *Compiler) rebindFuncs(u *unit) {
 	}
 }
 
-// hasSlot reports whether a declared function gets a slot: a top-level
-// function that is not generic, nor the cell's statements, nor init.
+// sessionFunc reports whether a top-level function of this name is one of
+// the session's: not the cell's statements, nor init, nor blank.
+func sessionFunc(name string) bool { return name != cellFunc && name != "init" && name != "_" }
+
+// hasSlot reports whether a declared function gets a slot: a session
+// function that is not generic.
 func hasSlot(fd *ast.FuncDecl) bool {
-	return fd.Recv == nil && fd.Type.TypeParams == nil && fd.Body != nil &&
-		fd.Name.Name != cellFunc && fd.Name.Name != "init" && fd.Name.Name != "_"
+	return fd.Recv == nil && fd.Type.TypeParams == nil && fd.Body != nil && sessionFunc(fd.Name.Name)
 }
 
 // slotSuffix ends the name of a function's slot, after exportPrefix and
@@ -220,10 +223,15 @@ const selfMarker = "_gtself"
 // cell's it took.
 func (g *generator) slotOf(name string) ast.Expr {
 	if old := g.u.rebound[name]; old != nil {
-		g.used[old.slot.alias] = old.slot.path
-		return &ast.SelectorExpr{X: ast.NewIdent(old.slot.alias), Sel: ast.NewIdent(exportPrefix + name + slotSuffix)}
+		return g.slotIn(old.slot, name)
 	}
 	return ast.NewIdent(exportPrefix + name + slotSuffix)
+}
+
+// slotIn is the slot of function name that the earlier cell slot holds.
+func (g *generator) slotIn(slot *Cell, name string) ast.Expr {
+	g.used[slot.alias] = slot.path
+	return &ast.SelectorExpr{X: ast.NewIdent(slot.alias), Sel: ast.NewIdent(exportPrefix + name + slotSuffix)}
 }
 
 // slotFn is the newest definition of this cell's function name, as a
@@ -235,11 +243,7 @@ func (g *generator) slotFn(name string) ast.Expr {
 // ownFunc reports whether obj is a function of this cell with a slot.
 func (g *generator) ownFunc(obj types.Object) bool {
 	fn, ok := obj.(*types.Func)
-	if !ok || !g.isPkgLevel(fn) || g.isView(fn) || fn.Signature().TypeParams() != nil {
-		return false
-	}
-	name := fn.Name()
-	return name != cellFunc && name != "init" && name != "_"
+	return ok && g.isPkgLevel(fn) && !g.isView(fn) && fn.Signature().TypeParams() == nil && sessionFunc(fn.Name())
 }
 
 // addSlots declares the slots of the cell's functions that have none yet,

@@ -100,7 +100,7 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 	for _, d := range u.fileA.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
-			if d.Recv == nil && d.Name.Name != cellFunc && d.Name.Name != "init" && d.Name.Name != "_" {
+			if d.Recv == nil && sessionFunc(d.Name.Name) {
 				add(d.Name.Name, objFunc, c.printNode(d), d.Pos())
 				o := objs[len(objs)-1]
 				if fn, ok := u.pkg.Scope().Lookup(d.Name.Name).(*types.Func); ok && fn.Signature().TypeParams() == nil {

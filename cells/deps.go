@@ -64,8 +64,8 @@ type depNode struct {
 
 // funcDeps finds what the functions of a checked cell read. It runs before
 // generate rewrites the cell, on the names as written.
-func (c *Compiler) funcDeps(u *unit) *cellDeps {
-	g := &generator{c: c, u: u}
+func (g *generator) funcDeps() *cellDeps {
+	u := g.u
 	nodes := map[string]*depNode{}
 	out := &cellDeps{funcs: map[string][]depVar{}, methods: map[string][]depVar{}, methodKeys: map[*ast.FuncDecl]string{}}
 	declaredFuncs(u.fileB, func(key string, fd *ast.FuncDecl) {
@@ -133,7 +133,7 @@ func declaredFuncs(f *ast.File, visit func(key string, fd *ast.FuncDecl)) {
 			if base := recvBase(fd.Recv.List[0].Type); base != "" {
 				visit("m:"+base+"."+fd.Name.Name, fd)
 			}
-		case fd.Name.Name != cellFunc && fd.Name.Name != "init" && fd.Name.Name != "_":
+		case sessionFunc(fd.Name.Name):
 			visit("f:"+fd.Name.Name, fd)
 		}
 	}

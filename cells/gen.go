@@ -66,7 +66,7 @@ func (c *Compiler) generate(u *unit) (string, error) {
 	g := &generator{c: c, u: u, sizes: types.SizesFor("gc", goarch), used: map[string]string{},
 		embedded: map[string]bool{}, keep: map[*ast.Ident]bool{}}
 	f := u.fileB
-	u.deps = c.funcDeps(u)
+	u.deps = g.funcDeps()
 	u.refs = g.scanRefs()
 	g.promote()
 	renamed := g.renameGenerics()
@@ -179,9 +179,7 @@ func (g *generator) isPkgLevel(obj types.Object) bool {
 func (g *generator) ref(name string) ast.Expr {
 	o := g.c.live[name]
 	if o.slot != nil {
-		g.used[o.slot.alias] = o.slot.path
-		slot := &ast.SelectorExpr{X: ast.NewIdent(o.slot.alias), Sel: ast.NewIdent(exportPrefix + name + slotSuffix)}
-		return &ast.SelectorExpr{X: slot, Sel: ast.NewIdent("Fn")}
+		return &ast.SelectorExpr{X: g.slotIn(o.slot, name), Sel: ast.NewIdent("Fn")}
 	}
 	g.used[o.cell.alias] = o.cell.path
 	var e ast.Expr = &ast.SelectorExpr{X: ast.NewIdent(o.cell.alias), Sel: ast.NewIdent(o.access)}
