@@ -50,50 +50,21 @@ func BatchMatMul(a, b *Node, transA, transB bool) *Node {
 	if k != k2 {
 		panic(shapeErr(g, op, fmt.Sprintf("want inner dimensions equal, got %v x %v", a.shape, b.shape)))
 	}
-	batch, ok := broadcastBatch(a.shape[:ra-2], b.shape[:rb-2])
+	batch, ok := tryBroadcast(a.shape[:ra-2], b.shape[:rb-2])
 	if !ok {
 		panic(shapeErr(g, op, fmt.Sprintf("want batch axes that broadcast, got %v x %v", a.shape, b.shape)))
 	}
-	shape := append(batch, m, n)
-	if !transA && prod(b.shape[:rb-2]) == 1 {
+	shape := slices.Concat(batch, []int{m, n}) // batch may be a's own axes
+	if !transA && sizeOf(b.shape[:rb-2]) == 1 {
 		// Every block of a times one matrix: a's blocks stacked are the
 		// rows of one product.
-		a2 := Reshape(a, prod(batch)*m, k)
+		a2 := Reshape(a, sizeOf(batch)*m, k)
 		b2 := Reshape(b, b.shape[rb-2], b.shape[rb-1])
 		return Reshape(matMul(a2, b2, false, transB), shape...)
 	}
 	out := g.add(opBatchMatMul, shape, a, b)
 	out.transA, out.transB = transA, transB
 	return out
-}
-
-// broadcastBatch returns the broadcast of two batch shapes (NumPy's rule:
-// aligned from the right, equal lengths or one of them 1), and false if
-// they do not broadcast.
-func broadcastBatch(a, b []int) ([]int, bool) {
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	out := slices.Clone(a)
-	lead := len(a) - len(b)
-	for i, d := range b {
-		switch o := out[lead+i]; {
-		case o == d || d == 1:
-		case o == 1:
-			out[lead+i] = d
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
-
-func prod(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }
 
 // batchGemm is a batch_matmul node's products: one gemm of m×k by k×n per
@@ -131,7 +102,7 @@ func blockOffsets(out, in []int, block int) []int {
 		}
 		s *= in[i]
 	}
-	offs := make([]int, prod(out))
+	offs := make([]int, sizeOf(out))
 	idx := make([]int, len(out))
 	for b := range offs {
 		for i, v := range idx {
@@ -163,7 +134,7 @@ func sumToBatch(d *Node, shape []int) *Node {
 		return d
 	}
 	if lead := len(d.shape) - len(shape); lead > 0 {
-		d = SumAxis(Reshape(d, append([]int{prod(d.shape[:lead])}, d.shape[lead:]...)...), 0)
+		d = SumAxis(Reshape(d, append([]int{sizeOf(d.shape[:lead])}, d.shape[lead:]...)...), 0)
 	}
 	for i, s := range shape[:len(shape)-2] {
 		if s == 1 && d.shape[i] != 1 {

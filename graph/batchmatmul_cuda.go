@@ -6,7 +6,7 @@ package graph
 // over arrays of block pointers kept in the step's parameter slot, a
 // broadcast operand's block repeated in its array.
 
-func batchMatMulWords(n *Node) int { return 3 * prod(n.shape[:len(n.shape)-2]) }
+func batchMatMulWords(n *Node) int { return 3 * sizeOf(n.shape[:len(n.shape)-2]) }
 
 func batchMatMulCUDA(b *devBuilder, n *Node) (func() error, error) {
 	bg := batchGemmOf(n)

@@ -69,7 +69,7 @@ func norm(op string, x, gamma, beta *Node, eps float64, rms bool) *Node {
 		panic(shapeErr(g, op, fmt.Sprintf("want eps ≥ 0, got %v", eps)))
 	}
 	def := &normDef{eps: eps, rms: rms, gamma: gamma != nil, beta: beta != nil}
-	stats := g.add(opNormStats, []int{prod(x.shape[:r-1]), 3}, x)
+	stats := g.add(opNormStats, []int{sizeOf(x.shape[:r-1]), 3}, x)
 	stats.norm = def
 	out := g.add(opNorm, x.shape, append([]*Node{x, stats}, ns[1:]...)...)
 	out.norm = def
