@@ -71,7 +71,10 @@
 // logged with its stack; a panic escaping Executor.Execute becomes the
 // cell's error.
 //
-// Shell requests run one at a time, in order, on one goroutine. After a
+// Shell requests run one at a time, in order, on one goroutine, except a
+// kernel_info_request from a client with nothing queued, which is answered
+// at once: a client that connects during a long cell or a burst of cells
+// waits for nothing else before it can show the kernel. After a
 // failed cell whose request has stop_on_error set, the execute_requests
 // the kernel has already received are answered with status "aborted";
 // other queued requests are served. Requests still in transit when the

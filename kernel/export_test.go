@@ -8,7 +8,11 @@ import (
 // Test-only access to internals.
 
 // QueuedShell reports how many shell requests wait for the shell worker.
-func QueuedShell(k *Kernel) int { return len(k.shellQ) }
+func QueuedShell(k *Kernel) int {
+	k.shellQ.mu.Lock()
+	defer k.shellQ.mu.Unlock()
+	return len(k.shellQ.reqs)
+}
 
 // GlobMatch is the history search matcher.
 var GlobMatch = globMatch

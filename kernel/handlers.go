@@ -349,20 +349,11 @@ func (k *Kernel) execute(req ExecuteRequest, out Output) (res ExecuteResult) {
 	return k.exec.Execute(k.ctx, req, out)
 }
 
-// abortQueued takes every shell request already queued out of the queue
-// after a failed cell. The execute_requests among them are answered
-// "aborted" (the user asked to stop on error); other requests, such as a
-// completion, are served normally and in order.
-func (k *Kernel) abortQueued() {
-	for {
-		select {
-		case m := <-k.shellQ:
-			k.pending = append(k.pending, pendingReq{msg: m, abort: m.Header.MsgType == "execute_request"})
-		default:
-			return
-		}
-	}
-}
+// abortQueued answers the execute_requests already queued "aborted"
+// after a failed cell, when they are served (the user asked to stop on
+// error); other requests, such as a completion, are served normally and in
+// order.
+func (k *Kernel) abortQueued() { k.shellQ.abortExecutes() }
 
 func handleIsComplete(k *Kernel, r *request) {
 	var c codeContent

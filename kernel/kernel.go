@@ -72,7 +72,7 @@ type Kernel struct {
 	ctx    context.Context // cancelled by Close; parent of every cell's context
 	cancel context.CancelFunc
 
-	shellQ      chan *message // shell reader → shell worker
+	shellQ      *shellQueue   // shell reader → shell worker
 	stopShell   chan struct{} // closed by Shutdown: the worker takes no more requests
 	workerDone  chan struct{} // closed when the shell worker returns
 	shutdownReq chan struct{} // buffered: a shutdown_request asks Run to stop
@@ -94,8 +94,7 @@ type Kernel struct {
 	}
 
 	// Owned by the shell worker goroutine.
-	count   int          // the execution count the next stored cell gets
-	pending []pendingReq // requests drained by stop_on_error, served first
+	count int // the execution count the next stored cell gets
 
 	mu struct {
 		sync.Mutex
@@ -117,8 +116,9 @@ const (
 	stateClosed
 )
 
-// pendingReq is a queued shell request taken out of the queue after a
-// failed cell; abort says it is answered with status "aborted".
+// pendingReq is a queued shell request; abort says it is answered with
+// status "aborted", as the execute_requests queued behind a failed cell
+// with stop_on_error are.
 type pendingReq struct {
 	msg   *message
 	abort bool
@@ -167,7 +167,7 @@ func New(cfg Config, exec Executor) (*Kernel, error) {
 		drops:       drops,
 		ctx:         ctx,
 		cancel:      cancel,
-		shellQ:      make(chan *message, 64),
+		shellQ:      newShellQueue(),
 		stopShell:   make(chan struct{}),
 		workerDone:  make(chan struct{}),
 		shutdownReq: make(chan struct{}, 1),
@@ -333,32 +333,32 @@ func (k *Kernel) recv(c *channel) (zmq4.Msg, bool) {
 	}
 }
 
-// queueShell hands a shell request to the worker.
+// queueShell hands a shell request to the worker, or answers a
+// kernel_info_request at once. That request reads nothing a cell changes,
+// and a client that has just connected waits for its reply before it does
+// anything else (jupyter_client's wait_for_ready, JupyterLab's connection
+// status): behind a burst of queued cells it would wait minutes. It waits
+// its turn only when its own client has requests queued or running, whose
+// replies must reach that client first.
 func (k *Kernel) queueShell(m *message) {
-	select {
-	case <-k.stopShell:
+	if m.Header.MsgType == "kernel_info_request" && k.shellQ.idle(m.Header.Session) {
+		k.serve(k.socks.shell, m, false)
+		return
+	}
+	if !k.shellQ.push(m, k.stopShell, k.ctx.Done()) {
 		k.log.Info("kernel: dropped shell request: shutting down", "msg_type", m.Header.MsgType)
-	case k.shellQ <- m:
-	case <-k.ctx.Done():
 	}
 }
 
-// serveShell runs shell requests one at a time, in arrival order.
+// serveShell runs the queued shell requests one at a time, in arrival
+// order.
 func (k *Kernel) serveShell() {
 	defer k.wg.Done()
 	defer close(k.workerDone)
 	for {
-		var p pendingReq
-		if len(k.pending) > 0 {
-			p, k.pending = k.pending[0], k.pending[1:]
-		} else {
-			select {
-			case <-k.stopShell:
-				return
-			case <-k.ctx.Done():
-				return
-			case p.msg = <-k.shellQ:
-			}
+		p, ok := k.shellQ.pop(k.stopShell, k.ctx.Done())
+		if !ok {
+			return
 		}
 		select {
 		case <-k.stopShell:
@@ -369,6 +369,7 @@ func (k *Kernel) serveShell() {
 		k.mu.parent = p.msg
 		k.mu.Unlock()
 		k.serve(k.socks.shell, p.msg, p.abort)
+		k.shellQ.served(p.msg)
 	}
 }
 

@@ -321,6 +321,66 @@ func TestControlDuringCell(t *testing.T) {
 	}
 }
 
+// TestIssue24KernelInfoPastQueuedCells holds the shell with a cell and
+// queues more behind it: a client that connects meanwhile gets its
+// kernel_info_reply without waiting for them (jupyter_client's
+// wait_for_ready does nothing else first), while a kernel_info_request of
+// the client whose cells are queued is answered after them, so that its
+// replies keep their order.
+func TestIssue24KernelInfoPastQueuedCells(t *testing.T) {
+	h := start(t, nil)
+	var sent []string
+	for _, code := range []string{"gate-ok", "1+1", "print", "1+1"} {
+		id, err := h.c.Send(kt.Shell, "execute_request", obj{"code": code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, id)
+	}
+	own, err := h.c.Send(kt.Shell, "kernel_info_request", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent = append(sent, own)
+	deadline := time.Now().Add(wait)
+	for kernel.QueuedShell(h.k) < len(sent)-1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("kernel queued %d requests, want %d", kernel.QueuedShell(h.k), len(sent)-1)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	second := dial(t, h) // Ready: a kernel_info_request answered, and its idle came
+	if n := len(h.exec.Requests()); n != 1 {
+		t.Errorf("the new client was answered after %d cells ran, want while the first still ran", n)
+	}
+	if n := kernel.QueuedShell(h.k); n != len(sent)-1 {
+		t.Errorf("%d requests queued after the new client's kernel_info, want %d still", n, len(sent)-1)
+	}
+	if r, err := second.Request(kt.Shell, "kernel_info_request", nil, wait); err != nil || r.Type() != "kernel_info_reply" {
+		t.Fatalf("new client's second kernel_info: %v, %v", r, err)
+	}
+
+	close(h.exec.gate)
+	ours := map[string]bool{}
+	for _, id := range sent {
+		ours[id] = true
+	}
+	for i := 0; i < len(sent); {
+		r, err := h.c.Recv(kt.Shell, wait)
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if !ours[r.Parent.MsgID] {
+			continue // a reply to one of start's Ready probes
+		}
+		if r.Parent.MsgID != sent[i] {
+			t.Fatalf("reply %d is to %s (%s), want to %s: replies out of order", i, r.Parent.MsgID, r.Type(), sent[i])
+		}
+		i++
+	}
+}
+
 // TestStopOnError queues requests behind a failing cell: with stop_on_error
 // the queued execute_requests are aborted and other requests still served;
 // without it they run.
