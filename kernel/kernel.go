@@ -341,7 +341,7 @@ func (k *Kernel) recv(c *channel) (zmq4.Msg, bool) {
 // its turn only when its own client has requests queued or running, whose
 // replies must reach that client first.
 func (k *Kernel) queueShell(m *message) {
-	if m.Header.MsgType == "kernel_info_request" && k.shellQ.idle(m.Header.Session) {
+	if m.Header.MsgType == "kernel_info_request" && k.shellQ.idle(m) {
 		k.serve(k.socks.shell, m, false)
 		return
 	}

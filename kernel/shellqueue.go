@@ -1,6 +1,9 @@
 package kernel
 
-import "sync"
+import (
+	"bytes"
+	"sync"
+)
 
 // maxQueued bounds the shell requests read and not yet served. Past it
 // the shell reader waits, and the sockets push back on the clients as they
@@ -12,22 +15,24 @@ const maxQueued = 4096
 // never waits while there is room, so the reader keeps reading while cells
 // run and queue: that is what lets a new client's kernel_info_request be
 // answered at once instead of behind a burst of cells (issue 24, see
-// queueShell). It counts the requests of each client session queued or
-// being served, to tell whose replies a request could overtake.
+// queueShell). It counts the requests of each client queued or being
+// served, to tell whose replies a request could overtake. A client is its
+// shell socket's routing identity, not its session: the clients a
+// jupyter_client KernelManager makes all share the manager's session.
 type shellQueue struct {
 	ready chan struct{} // holds a token while reqs is not empty
 	slots chan struct{} // one token per queued request, at most maxQueued
 
-	mu        sync.Mutex
-	reqs      []pendingReq
-	bySession map[string]int // the session's requests queued or being served
+	mu       sync.Mutex
+	reqs     []pendingReq
+	byClient map[string]int // a client's requests queued or being served, by routing identity
 }
 
 func newShellQueue() *shellQueue {
 	return &shellQueue{
-		ready:     make(chan struct{}, 1),
-		slots:     make(chan struct{}, maxQueued),
-		bySession: make(map[string]int),
+		ready:    make(chan struct{}, 1),
+		slots:    make(chan struct{}, maxQueued),
+		byClient: make(map[string]int),
 	}
 }
 
@@ -43,7 +48,7 @@ func (q *shellQueue) push(m *message, stop, done <-chan struct{}) bool {
 	}
 	q.mu.Lock()
 	q.reqs = append(q.reqs, pendingReq{msg: m})
-	q.bySession[m.Header.Session]++
+	q.byClient[client(m)]++
 	q.mu.Unlock()
 	select {
 	case q.ready <- struct{}{}:
@@ -86,16 +91,25 @@ func (q *shellQueue) pop(stop, done <-chan struct{}) (pendingReq, bool) {
 func (q *shellQueue) served(m *message) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.bySession[m.Header.Session]--; q.bySession[m.Header.Session] <= 0 {
-		delete(q.bySession, m.Header.Session)
+	c := client(m)
+	if q.byClient[c]--; q.byClient[c] <= 0 {
+		delete(q.byClient, c)
 	}
 }
 
-// idle reports whether no request of session is queued or being served.
-func (q *shellQueue) idle(session string) bool {
+// idle reports whether no request of m's client is queued or being served.
+func (q *shellQueue) idle(m *message) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.bySession[session] == 0
+	return q.byClient[client(m)] == 0
+}
+
+// client names the client that sent m: its routing identities, joined.
+func client(m *message) string {
+	if len(m.Identities) == 1 {
+		return string(m.Identities[0])
+	}
+	return string(bytes.Join(m.Identities, []byte{0}))
 }
 
 // abortExecutes marks every execute_request queued now to be answered

@@ -9,6 +9,8 @@ usage: cells_bench.py [N_NEW]
        cells_bench.py burst [CELLS]   CELLS distinct cells sent at once by 4 clients: wall time,
                                       replies in order per client, and a new client's
                                       kernel_info round trip every second meanwhile
+       cells_bench.py rerun [TIMES]   one unchanged cell run TIMES times (default 50): p50 and p90
+                                      round trip, gotrain against ipykernel (Debian's python3 kernel)
 """
 import os
 import statistics
@@ -19,10 +21,10 @@ import time
 
 from jupyter_client.manager import start_new_kernel
 
-MODE = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in ("curve", "burst") else "compute"
+MODE = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in ("curve", "burst", "rerun") else "compute"
 if MODE != "compute":
     sys.argv.pop(1)
-n_new = int(sys.argv[1]) if len(sys.argv) > 1 else {"compute": 40, "curve": 2000, "burst": 500}[MODE]
+n_new = int(sys.argv[1]) if len(sys.argv) > 1 else {"compute": 40, "curve": 2000, "burst": 500, "rerun": 50}[MODE]
 
 # Each program prints "ms <elapsed>" measured inside it, so the figures
 # compare the code's speed, not compilation.
@@ -61,7 +63,9 @@ def execute(kc, code):
             raise RuntimeError(msg["content"]["evalue"])
         if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             break
-    kc.get_shell_msg(timeout=120)
+    # Skip replies to earlier requests, such as wait_for_ready's extra kernel_info probes.
+    while kc.get_shell_msg(timeout=120)["parent_header"].get("msg_id") != msg_id:
+        pass
     return "".join(out)
 
 
@@ -127,10 +131,18 @@ def curve(n):
         km.shutdown_kernel(now=True)
 
 
+def new_client(km):
+    """A client of its own, as a second notebook or console is: km.client() would share km's session, and with
+    it the shell socket's routing identity, so that the kernel could not tell the clients apart (ipykernel's
+    ROUTER refuses such a second client; ours sends each reply to every peer of that identity)."""
+    from jupyter_client.session import Session
+    return km.client(session=Session(key=km.session.key, signature_scheme=km.session.signature_scheme))
+
+
 def burst(n, clients=4):
     import threading
     km, kc = start_new_kernel(kernel_name="gotrain")
-    extra = [km.client() for _ in range(clients - 1)]
+    extra = [new_client(km) for _ in range(clients - 1)]
     for c in extra:
         c.start_channels()
         c.wait_for_ready(timeout=60)
@@ -146,7 +158,7 @@ def burst(n, clients=4):
 
         def probe():
             while not stop.is_set():
-                c = km.client()
+                c = new_client(km)
                 c.start_channels()
                 p0 = time.perf_counter()
                 try:
@@ -181,6 +193,29 @@ def burst(n, clients=4):
         km.shutdown_kernel(now=True)
 
 
+def rerun(times):
+    """The round trip of one unchanged cell run again and again, in each kernel."""
+    for name, setup, cell in (("gotrain", "x := 1", "x + 1"), ("python3 (ipykernel)", "x = 1", "x + 1")):
+        km, kc = start_new_kernel(kernel_name=name.split()[0])
+        try:
+            execute(kc, setup)
+            execute(kc, cell)  # the first run compiles it, in gotrain
+            times_ms = []
+            for _ in range(times):
+                t0 = time.perf_counter()
+                execute(kc, cell)
+                times_ms.append((time.perf_counter() - t0) * 1000)
+            times_ms.sort()
+            print(f"{name}: unchanged cell re-run {times} times: p50 {statistics.median(times_ms):.1f} ms, "
+                  f"p90 {times_ms[int(0.9 * (len(times_ms) - 1))]:.1f} ms", flush=True)
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
+if MODE == "rerun":
+    rerun(n_new)
+    sys.exit(0)
 if MODE == "curve":
     curve(n_new)
     sys.exit(0)
