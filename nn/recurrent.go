@@ -396,3 +396,13 @@ func orthogonal(name string, rows, cols int) []float64 {
 	}
 	return out
 }
+
+// BUG(nn): LSTM and GRU compose each step of graph ops (the recurrent
+// product, slices of the gates, sigmoid and tanh, elementwise products);
+// there is no fused per-step gate kernel. The profile of gotrain bench rnn
+// puts most of a step's time in the product and the gates' transcendental
+// functions, which a fused kernel would not remove; it would save the
+// slices' copies and the separate elementwise passes.
+
+// BUG(nn): LSTM and GRU refuse recurrent dropout (RecurrentDropout above
+// 0), and GRU offers only Keras's reset_after=True.
