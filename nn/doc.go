@@ -71,6 +71,17 @@
 // (or a whole Sequential) between cells: its variables leave
 // TrainableVariables, and the next Run retraces.
 //
+// LSTM and GRU (Keras's meanings; GRU's reset gate after the recurrent
+// product, Keras's reset_after=True and torch's convention) run over
+// [batch, time, features], unrolled over the time axis with shared
+// weights: traced once per sequence length, the input's product for every
+// step in one gemm and the recurrent product per step. ReturnSequences,
+// GoBackwards and CallWithState (a mask of real steps, initial states, the
+// final states) give Keras's return_sequences, go_backwards, mask,
+// initial_state and return_state; Bidirectional wraps either, merging by
+// concatenation unless Merge says otherwise. A masked step keeps the
+// state, so padding changes neither outputs nor gradients.
+//
 // Outside step functions, Predict and Evaluate (and Sequential's methods of
 // those names) run a model in inference mode on its strategy, over any
 // number of rows (traced once, with the results of strategy.Run and Gather).

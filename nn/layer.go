@@ -78,6 +78,7 @@ type layerConfig struct {
 	causal   bool        // MultiHeadAttention: each position attends to earlier ones only
 	rate     float64     // MultiHeadAttention: dropout on the attention weights
 	init     Initializer // the kernel's initializer; nil: the layer's default
+	rnn      recurrentConfig
 }
 
 func (c *layerConfig) mark(option string) { c.set = append(c.set, option) }

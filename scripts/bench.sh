@@ -2,7 +2,7 @@
 # Benchmarks, side by side with their references on this machine, in one run.
 # Prints figures and ratios; asserts nothing (tests never assert on time).
 #
-#   scripts/bench.sh [kernel|mlp|gpt|gorgonia|all]    (default all)
+#   scripts/bench.sh [kernel|mlp|gpt|rnn|gorgonia|all]    (default all)
 # Needs ../shared/bench beside the checkout and Debian's python3-torch for mlp
 # and gpt; gpt also ../shared/data/tinyshakespeare.txt. GPT_ITERS (default
 # 2000) and GPT_ITERS64 (default 200) set gpt's iterations.
@@ -115,6 +115,14 @@ if [ "$what" = gpt ] || [ "$what" = all ]; then
 	run bin/gotrain bench gpt "${b64[@]}" --replicas 2; s2=$last
 	run bin/gotrain bench gpt "${b64[@]}" --replicas 1 --threads 1; s1=$last
 	echo "ratio gotrain 2 replicas / 1 replica on 1 thread, batch 64:   $(ratio "$(field tokens/s "$s2")" "$(field tokens/s "$s1")")x (target ≥ 1.7)"
+	echo "load after: $(uptime)"
+fi
+
+if [ "$what" = rnn ] || [ "$what" = all ]; then
+	# gotrain bench rnn runs scripts/torch_rnn.py itself, in turns with its
+	# own runs, and prints the ratio of the medians.
+	echo "load before: $(uptime)"
+	bin/gotrain bench rnn --replicas 2 --rounds 3
 	echo "load after: $(uptime)"
 fi
 

@@ -48,7 +48,7 @@ def text_of(output):
 class Notebooks(unittest.TestCase):
     def test_every_notebook_is_tested(self):
         tested = {"01-quickstart.ipynb", "02-mnist.ipynb", "03-custom-loops.ipynb", "04-multi-worker.ipynb",
-                  "05-gorgonia.ipynb", "06-gpt.ipynb"}
+                  "05-gorgonia.ipynb", "06-gpt.ipynb", "08-recurrent.ipynb"}
         present = {n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb")}
         self.assertEqual(present, tested, "a notebook without output checks")
 
@@ -183,6 +183,55 @@ class Notebooks(unittest.TestCase):
         final = re.search(r"after the error: validation loss (\d\.\d+)", texts[9])
         self.assertIsNotNone(final, texts[9])
         self.assertEqual(final.group(1), losses.group(2))
+
+    def test_recurrent(self):
+        nb = execute("08-recurrent.ipynb")
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        # Only the cells tagged raises-exception end with an error: sequences of the wrong rank, then a mask one
+        # step short, each named with the layer and the shapes.
+        want = {8: r"nn: adder/gru: want input shape \[batch, time, features\], got \[\d+ 40\]",
+                9: r"nn: adder/gru: want mask shape \[\d+ 20\] \(the input's \[batch, time\]\), got \[\d+ 19\] for input \[\d+ 20 2\]"}
+        for i, cell in enumerate(code):
+            errors = [o for o in cell["outputs"] if o["output_type"] == "error"]
+            if "raises-exception" in cell["metadata"].get("tags", []):
+                self.assertEqual(len(errors), 1, f"code cell {i}: {cell['outputs']}")
+                self.assertRegex(errors[0]["evalue"], want.pop(i))
+            else:
+                self.assertEqual(errors, [], f"code cell {i}")
+        self.assertEqual(want, {}, "cells that should have failed")
+        texts = ["".join(text_of(o) for o in c["outputs"]) for c in code]
+        self.assertIn("567038 characters, 91 distinct", texts[1])
+        self.assertIn("char_gru/gru (GRU)", texts[2])
+        # Both language models trained for the same seconds, and their validation losses fell from a uniform
+        # guess's (ln 91 = 4.511) by more than 1.5 nats each.
+        for cell, title in ((3, "character GRU"), (4, "GPT")):
+            m = re.search(title + r": (\d+) steps in (\d+) s of training .*validation loss (\d\.\d+) → (\d\.\d+)", texts[cell])
+            self.assertIsNotNone(m, texts[cell])
+            self.assertGreater(int(m.group(1)), 10)
+            self.assertAlmostEqual(int(m.group(2)), 40, delta=2)
+            self.assertAlmostEqual(float(m.group(3)), math.log(91), delta=0.1)
+            self.assertLess(float(m.group(4)), float(m.group(3)) - 1.5)
+            self.assert_final_monitor(code[cell], f"{title}: step {m.group(1)} ")
+        final = re.search(r"final validation loss: GRU (\d\.\d+), GPT (\d\.\d+)", texts[5])
+        self.assertIsNotNone(final, texts[5])
+        self.assertLess(float(final.group(1)), 2.8)
+        # The sample: 200 characters after the prompt, mostly lower-case letters and spaces, as the book is.
+        sample = texts[6].rstrip("\n")
+        self.assertTrue(sample.startswith("Light "), sample)
+        self.assertEqual(len(sample), len("Light ") + 200, sample)
+        self.assertGreater(prose_fraction(sample), 0.85, sample)
+        # The sum of the marked numbers: from an error near the targets' size to a small one.
+        before = re.search(r"before training: mean absolute error (\d\.\d+)", texts[7])
+        after = re.search(r"after 1024 steps: mean absolute error (\d\.\d+) on 512 new sequences", texts[7])
+        self.assertIsNotNone(before, texts[7])
+        self.assertIsNotNone(after, texts[7])
+        self.assertGreater(float(before.group(1)), 0.3)
+        self.assertLess(float(after.group(1)), 0.05)
+        self.assert_final_monitor(code[7], "sum of the marked numbers: step 1024/1024")
+        # The session outlived the error: the same weights give the same error.
+        again = re.search(r"after the errors: mean absolute error (\d\.\d+)", texts[10])
+        self.assertIsNotNone(again, texts[10])
+        self.assertEqual(again.group(1), after.group(1))
 
     def test_custom_loops(self):
         nb = execute("03-custom-loops.ipynb")
