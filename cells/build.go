@@ -44,8 +44,7 @@ func (c *Compiler) build(ctx context.Context, cell *Cell) (so string, err error)
 		return "", ErrorList{{Msg: "cells: the generated package does not compile (a bug in gotrain):\n" + err.Error() + "\n" + numbered(cell.source)}}
 	}
 	so = filepath.Join(dir, "cell.so")
-	largs := append([]string{"-o", so, "-buildmode=plugin", "-pluginpath", cell.path, "-installsuffix", "dynlink", "-s", "-w", "-importcfg", cfg}, race...)
-	if err := c.tc.tool(ctx, dir, "link", append(largs, cell.archive)...); err != nil {
+	if err := c.tc.link(ctx, dir, "-o", so, "-pluginpath", cell.path, "-importcfg", cfg, cell.archive); err != nil {
 		return "", ErrorList{{Msg: "cells: linking the cell failed:\n" + err.Error()}}
 	}
 	return so, nil

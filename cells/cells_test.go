@@ -202,3 +202,31 @@ func TestDefineFromAMethodOfACall(t *testing.T) {
 	s := newSession(t)
 	s.want("import (\n\t\"fmt\"\n\t\"strings\"\n)\nr := strings.NewReplacer(\"a\", \"b\").Replace(\"abc\")\nfmt.Println(r)", "bbc\n")
 }
+
+// TestLinkFallsBackFromGold links a cell through a C compiler that
+// refuses gold: the cell still links, with GNU ld, and the session keeps
+// to GNU ld after it.
+func TestLinkFallsBackFromGold(t *testing.T) {
+	cc := filepath.Join(t.TempDir(), "cc")
+	script := "#!/bin/sh\nfor a; do [ \"$a\" = -fuse-ld=gold ] && { echo 'cc: no gold here' >&2; exit 1; }; done\nexec gcc \"$@\"\n"
+	if err := os.WriteFile(cc, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CC", cc) // the C compiler the toolchain links with, as go env CC says
+	tc, err := cells.NewToolchain(cells.ToolchainConfig{ModuleDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells.SetGold(tc, true)
+	c, err := cells.New(cells.Config{Dir: filepath.Join(t.TempDir(), "s"), Toolchain: tc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{t, c}
+	if out, err := s.run(`println("linked")`); err != nil {
+		t.Fatalf("cell: %v (output %q)", err, out)
+	}
+	if cells.Gold(tc) {
+		t.Error("the toolchain still links with gold after gold was refused")
+	}
+}
