@@ -9,8 +9,6 @@ usage: cells_bench.py [N_NEW]
        cells_bench.py burst [CELLS]   CELLS distinct cells sent at once by 4 clients: wall time,
                                       replies in order per client, and a new client's
                                       kernel_info round trip every second meanwhile
-       cells_bench.py rerun [TIMES]   one unchanged cell run TIMES times (default 50): p50 and p90
-                                      round trip, gotrain against ipykernel (Debian's python3 kernel)
 """
 import os
 import statistics
@@ -21,10 +19,10 @@ import time
 
 from jupyter_client.manager import start_new_kernel
 
-MODE = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in ("curve", "burst", "rerun") else "compute"
+MODE = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in ("curve", "burst") else "compute"
 if MODE != "compute":
     sys.argv.pop(1)
-n_new = int(sys.argv[1]) if len(sys.argv) > 1 else {"compute": 40, "curve": 2000, "burst": 500, "rerun": 50}[MODE]
+n_new = int(sys.argv[1]) if len(sys.argv) > 1 else {"compute": 40, "curve": 2000, "burst": 500}[MODE]
 
 # Each program prints "ms <elapsed>" measured inside it, so the figures
 # compare the code's speed, not compilation.
@@ -193,29 +191,6 @@ def burst(n, clients=4):
         km.shutdown_kernel(now=True)
 
 
-def rerun(times):
-    """The round trip of one unchanged cell run again and again, in each kernel."""
-    for name, setup, cell in (("gotrain", "x := 1", "x + 1"), ("python3 (ipykernel)", "x = 1", "x + 1")):
-        km, kc = start_new_kernel(kernel_name=name.split()[0])
-        try:
-            execute(kc, setup)
-            execute(kc, cell)  # the first run compiles it, in gotrain
-            times_ms = []
-            for _ in range(times):
-                t0 = time.perf_counter()
-                execute(kc, cell)
-                times_ms.append((time.perf_counter() - t0) * 1000)
-            times_ms.sort()
-            print(f"{name}: unchanged cell re-run {times} times: p50 {statistics.median(times_ms):.1f} ms, "
-                  f"p90 {times_ms[int(0.9 * (len(times_ms) - 1))]:.1f} ms", flush=True)
-        finally:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
-
-
-if MODE == "rerun":
-    rerun(n_new)
-    sys.exit(0)
 if MODE == "curve":
     curve(n_new)
     sys.exit(0)
