@@ -5,7 +5,8 @@ Prints figures; asserts nothing.
 
 usage: cells_bench.py [N_NEW]
        cells_bench.py curve [CELLS]   new-cell latency (p50, p90 of 20 cells) and the worker's
-                                      resident memory at cells 1, 100, 500, 1,000 and 2,000
+                                      resident memory (anonymous and file-backed) at cells 1, 100,
+                                      500, 1,000 and 2,000
        cells_bench.py burst [CELLS]   CELLS distinct cells sent at once by 4 clients: wall time,
                                       replies in order per client, and a new client's
                                       kernel_info round trip every second meanwhile
@@ -95,17 +96,19 @@ def descendants(pid):
     return out
 
 
-def rss_mib(pid):
+def rss_mib(pid, field="VmRSS"):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
 
-def worker_rss(km):
-    """The resident memory of the kernel's worker processes, MiB."""
-    return sum(rss_mib(p) for p in descendants(km.provisioner.process.pid))
+def worker_rss(km, field="VmRSS"):
+    """The resident memory of the kernel's worker processes, MiB: all of it (VmRSS), the private part (RssAnon:
+    heaps, and the plugins' data once relocated) or the file-backed part (RssFile: the plugins' code and read-only
+    data, clean pages the system can drop and read again)."""
+    return sum(rss_mib(p, field) for p in descendants(km.provisioner.process.pid))
 
 
 def curve(n):
@@ -123,7 +126,8 @@ def curve(n):
                 window = sorted(times[max(0, i - 20):i])
                 print(f"cell {i}: new-cell latency p50 {statistics.median(window):.0f} ms, "
                       f"p90 {window[int(0.9 * (len(window) - 1))]:.0f} ms (last {len(window)}); "
-                      f"worker RSS {worker_rss(km):.0f} MiB; {time.perf_counter() - started:.0f} s so far", flush=True)
+                      f"worker RSS {worker_rss(km):.0f} MiB (anonymous {worker_rss(km, 'RssAnon'):.0f}, "
+                      f"file-backed {worker_rss(km, 'RssFile'):.0f}); {time.perf_counter() - started:.0f} s so far", flush=True)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
