@@ -74,8 +74,9 @@ type Client struct {
 		notice   string           // shown at the start of the next cell
 		memLimit int64
 		closed   bool
-		gone     bool // the worker died and NoRestart keeps it so
-		silent   bool // it died because it stopped answering pings (attached)
+		gone     bool   // the worker died and NoRestart keeps it so
+		spawned  uint64 // the worker processes started: each a session of its own
+		silent   bool   // it died because it stopped answering pings (attached)
 		// A cell waits for a starting worker (waitingCell), and an
 		// interrupt came meanwhile (interrupted).
 		waitingCell, interrupted bool
@@ -234,6 +235,7 @@ func (c *Client) note(line string) {
 
 // spawnLocked starts a worker process and the goroutine that owns it.
 func (c *Client) spawnLocked() *proc {
+	c.mu.spawned++
 	var tok [32]byte
 	rand.Read(tok[:])
 	p := &proc{
@@ -265,6 +267,14 @@ func (c *Client) spawnLocked() *proc {
 	c.mu.waiting[p.token] = p
 	go p.run()
 	return p
+}
+
+// session names the worker session the cells run in: it changes when a
+// fresh worker starts, after a death or a %reset.
+func (c *Client) session() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.spawned
 }
 
 // current returns the running worker, starting one if there is none.

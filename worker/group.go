@@ -140,6 +140,7 @@ func (g *Group) stopLocked() {
 func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
 	ms, _ := splitMagics(req.Code)
 	var lines []int
+	reset := false
 	for _, m := range ms {
 		switch m.name {
 		case "workers":
@@ -160,6 +161,7 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 			g.mu.Lock()
 			g.mu.journal, g.mu.lost = journal{}, nil
 			g.mu.Unlock()
+			reset = true
 			continue
 		default:
 			continue
@@ -172,9 +174,16 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 			return kernel.ExecuteResult{}
 		}
 	}
+	lost := g.checkSession(req)
 	res := g.execute(ctx, req, out)
+	if lost > 0 {
+		out.Stream("stderr", "gotrain: "+replayHint(lost)+"\n")
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if reset && g.mu.one != nil {
+		g.mu.journal.session = g.mu.one.session() // the worker %reset started
+	}
 	if res.Err != nil && (res.Err.Name == "WorkerExited" || res.Err.Name == "WorkerLost") {
 		if n := len(g.mu.journal.cells); n > 0 {
 			g.mu.lost = &lostSession{cells: g.mu.journal.cells, why: "died in cell [" + strconv.Itoa(req.ExecutionCount) + "]"}
@@ -185,6 +194,29 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 	}
 	g.mu.journal.record(req, res)
 	return res
+}
+
+// checkSession starts a fresh journal when the single worker is not the
+// one the journal's cells ran in: a worker that died between cells (killed
+// from outside, or by a goroutine of an earlier cell) has been replaced,
+// and req will run in the fresh one. The cells of the session that is gone
+// become %replay's, and checkSession returns how many there are.
+func (g *Group) checkSession(req kernel.ExecuteRequest) (lost int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mu.one == nil {
+		return 0
+	}
+	s := g.mu.one.session()
+	if s == g.mu.journal.session {
+		return 0
+	}
+	if n := len(g.mu.journal.cells); n > 0 {
+		g.mu.lost = &lostSession{cells: g.mu.journal.cells, why: "ended before cell [" + strconv.Itoa(req.ExecutionCount) + "]"}
+		lost = n
+	}
+	g.mu.journal = journal{session: s}
+	return lost
 }
 
 // execute runs the cell's Go code and remaining magics on every worker.

@@ -21,6 +21,9 @@ import (
 // probes) are not cells of the session's record.
 type journal struct {
 	cells []replayCell
+	// session is the single worker's session the cells ran in (see
+	// Client.session); 0 for several workers, whose deaths end their cells.
+	session uint64
 }
 
 // replayCell is one journaled cell.

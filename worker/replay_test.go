@@ -3,7 +3,9 @@ package worker
 import (
 	"context"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gotrain/gotrain/kernel"
 )
@@ -109,5 +111,54 @@ func TestIssue24ReplayAll(t *testing.T) {
 	}
 	if _, out := cell(g, 7, "%replay"); !strings.Contains(out.text("stdout"), "nothing to replay") {
 		t.Errorf("%%replay after %%reset said %q", out.text("stdout"))
+	}
+}
+
+// TestIssue24ReplayAfterDeathBetweenCells kills the worker from outside
+// after its cells ended: the next cell runs in a fresh session and says
+// that %replay brings the earlier cells back, and %replay does, from the
+// last %reset on (a %reset starts a session, it is no death).
+func TestIssue24ReplayAfterDeathBetweenCells(t *testing.T) {
+	g := newTestGroup(t)
+	for i, code := range []string{"set a=1", "%reset", "set b=2", "set c=3"} {
+		if res, _ := cell(g, i+1, code); res.Err != nil {
+			t.Fatalf("cell [%d] %q: %v", i+1, code, res.Err)
+		}
+	}
+	g.mu.Lock()
+	one := g.mu.one
+	g.mu.Unlock()
+	before := one.session()
+	one.mu.Lock()
+	pid := one.mu.w.cmd.Process.Pid
+	one.mu.Unlock()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); one.session() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed worker was not replaced")
+		}
+	}
+
+	res, out := cell(g, 5, "get b")
+	if res.Err == nil {
+		t.Fatalf("b = %v in the fresh session, want undefined", res.Value)
+	}
+	if got := out.text("stderr"); !strings.Contains(got, "%replay re-runs the") {
+		t.Errorf("the first cell after the death said %q, want a word on %%replay", got)
+	}
+	res, out = cell(g, 6, "%replay\nget b")
+	if res.Err != nil {
+		t.Fatalf("%%replay: %v\n%s", res.Err, out.text("stdout"))
+	}
+	if want := "gotrain: replaying the session of the worker that ended before cell [5]: cells [2] [3] [4]\n"; !strings.HasPrefix(out.text("stdout"), want) {
+		t.Errorf("%%replay said %q, want %q", out.text("stdout"), want)
+	}
+	if v := res.Value["text/plain"]; v != "2" {
+		t.Errorf("b = %v after the replay, want 2", v)
+	}
+	if res, _ := cell(g, 7, "get a"); res.Err == nil {
+		t.Errorf("a = %v after the replay, want undefined: it was set before the %%reset", res.Value)
 	}
 }
