@@ -18,15 +18,21 @@ const (
 	// right. Conv2D pads with zeros; MaxPool2D leaves padding out of the
 	// max and AvgPool2D out of the mean (it divides by the pixels inside).
 	Same
+	// Causal pads before the image only: (k-1)·d rows above and columns to
+	// the left, none after, so that out = ⌈in/s⌉ and output t sees inputs at
+	// t·s and before (Keras's Conv1D padding="causal", here on both axes).
+	Causal
 )
 
-// String returns "valid" or "same".
+// String returns "valid", "same" or "causal".
 func (p Padding) String() string {
 	switch p {
 	case Valid:
 		return "valid"
 	case Same:
 		return "same"
+	case Causal:
+		return "causal"
 	}
 	return fmt.Sprintf("Padding(%d)", int(p))
 }
@@ -62,8 +68,11 @@ func newWindow(g *Graph, op string, shape []int, kh, kw, sh, sw, dh, dw int, pad
 		w.oh, w.ow = (w.h+sh-1)/sh, (w.w+sw-1)/sw
 		w.padT = max((w.oh-1)*sh+eh-w.h, 0) / 2
 		w.padL = max((w.ow-1)*sw+ew-w.w, 0) / 2
+	case Causal:
+		w.oh, w.ow = (w.h+sh-1)/sh, (w.w+sw-1)/sw
+		w.padT, w.padL = eh-1, ew-1
 	default:
-		panic(shapeErr(g, op, fmt.Sprintf("want padding Valid or Same, got %v", pad)))
+		panic(shapeErr(g, op, fmt.Sprintf("want padding Valid, Same or Causal, got %v", pad)))
 	}
 	return w
 }

@@ -127,6 +127,6 @@ func ExampleMaskedSum() {
 }
 
 func ExamplePadding_String() {
-	fmt.Println(graph.Valid, graph.Same)
-	// Output: valid same
+	fmt.Println(graph.Valid, graph.Same, graph.Causal)
+	// Output: valid same causal
 }

@@ -24,8 +24,12 @@ func geomOf(h, w, kh, kw, sh, sw int, pad graph.Padding) geom {
 // spans (k-1)·d+1 pixels.
 func dilatedGeomOf(h, w, kh, kw, sh, sw, dh, dw int, pad graph.Padding) geom {
 	kh, kw = (kh-1)*dh+1, (kw-1)*dw+1
-	if pad == graph.Valid {
+	switch pad {
+	case graph.Valid:
 		return geom{oh: (h-kh)/sh + 1, ow: (w-kw)/sw + 1}
+	case graph.Causal:
+		// Keras: pad (k-1)·d before, then a valid window.
+		return geom{oh: (h+kh-1-kh)/sh + 1, ow: (w+kw-1-kw)/sw + 1, padT: kh - 1, padL: kw - 1}
 	}
 	oh := int(math.Ceil(float64(h) / float64(sh)))
 	ow := int(math.Ceil(float64(w) / float64(sw)))
@@ -167,7 +171,7 @@ func layerOpCases() []opCase {
 	// that divide by neither stride, so the padding is odd, even or none.
 	for _, s := range []int{1, 2, 3} {
 		for _, d := range []int{1, 2} {
-			for _, pad := range []graph.Padding{graph.Same, graph.Valid} {
+			for _, pad := range []graph.Padding{graph.Same, graph.Valid, graph.Causal} {
 				h, w := 7, 8
 				cases = append(cases, opCase{
 					name:   fmt.Sprintf("conv2d-dilated-3x2-s%d-d%d-%v", s, d, pad),
@@ -356,7 +360,7 @@ func TestLayerOpShapeErrors(t *testing.T) {
 		{"avg pool rank", func() { graph.AvgPool2D(g.Placeholder("v", 2, 3), 2, 2, 2, 2, graph.Valid) },
 			"graph: avg_pool2d: want an NHWC input [batch, height, width, channels], got [2 3]"},
 		{"pool padding", func() { graph.MaxPool2D(x, 2, 2, 1, 1, graph.Padding(7)) },
-			"graph: max_pool2d: want padding Valid or Same, got Padding(7)"},
+			"graph: max_pool2d: want padding Valid, Same or Causal, got Padding(7)"},
 		{"gather table", func() { graph.Gather(x, g.Placeholder("ids", 2)) },
 			"graph: gather: want a table [rows, width], got [2 4 4 3]"},
 		{"dropout rate", func() { graph.DropoutMask(g.Placeholder("s", 2), []int{3}, 1, 0, 0) },

@@ -425,7 +425,8 @@ func TestLayerShapesAndSummary(t *testing.T) {
 func TestLayerMisuse(t *testing.T) {
 	s := newStrategy(t)
 	var conv *nn.Conv2DLayer
-	s.Scope(func() { conv = nn.Conv2D(2, 3) })
+	var conv1d *nn.Conv1DLayer
+	s.Scope(func() { conv, conv1d = nn.Conv2D(2, 3), nn.Conv1D(2, 3, nn.Named("seq")) })
 	cases := []struct {
 		name string
 		fn   func()
@@ -445,6 +446,23 @@ func TestLayerMisuse(t *testing.T) {
 			g := graph.New(graph.Float64)
 			s.Scope(func() { nn.BatchNormalization(nn.SyncBatchStats()).Call(nil, g.Placeholder("x", 2, 5), true) })
 		}, nn.ErrUsage, "nn: batch_normalization: synchronized batch statistics need the step's *strategy.ReplicaContext, got nil"},
+		{"conv1d row stride", func() { nn.Conv1D(2, 3, nn.WithStrides(2, 2)) }, nn.ErrUsage,
+			"nn: Conv1D: want WithStrides(1, s) and WithDilation(1, d) (a sequence is one row), got strides 2, 2 and dilation 1, 1"},
+		{"dilation", func() { nn.WithDilation(1, 0) }, nn.ErrUsage, "nn: WithDilation: want dilation rates ≥ 1, got 1, 0"},
+		{"average option", func() { nn.AveragePooling2D(2, nn.WithDilation(2, 2)) }, nn.ErrUsage,
+			"nn: AveragePooling2D: option WithDilation does not apply; it takes [Named WithStrides WithPadding]"},
+		{"conv1d rank", func() {
+			g := graph.New(graph.Float64)
+			s.Scope(func() { conv1d.Call(nil, g.Placeholder("x", 2, 5, 1, 1), true) })
+		}, nn.ErrShape, "nn: seq: want input shape [batch, time, channels], got [2 5 1 1]"},
+		{"conv1d short", func() {
+			g := graph.New(graph.Float64)
+			s.Scope(func() { conv1d.Call(nil, g.Placeholder("x", 2, 2, 4), true) })
+		}, nn.ErrShape, "nn: seq: want a sequence of at least 3 steps for valid padding, got 2"},
+		{"global rank", func() {
+			g := graph.New(graph.Float64)
+			nn.GlobalAveragePooling2D(nn.Named("gap")).Call(nil, g.Placeholder("x", 2, 5), false)
+		}, nn.ErrShape, "nn: gap: want input shape [batch, height, width, channels], got [2 5]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
