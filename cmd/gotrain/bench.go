@@ -25,8 +25,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "gpt" {
 		return benchGPT(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "resnet" {
+		return benchResNet(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "mlp" {
-		return fmt.Errorf("gotrain bench: want a benchmark name (mlp or gpt), got %q", args)
+		return fmt.Errorf("gotrain bench: want a benchmark name (mlp, gpt or resnet), got %q", args)
 	}
 	fs := flag.NewFlagSet("gotrain bench mlp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
