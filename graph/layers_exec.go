@@ -1,5 +1,7 @@
 package graph
 
+import "github.com/gotrain/gotrain/kernels"
+
 // The CPU kernels of the layer ops (layers.go); each is a kernelFunc.
 
 // windowKernel is the kernel of a window op computing out from its one
@@ -155,18 +157,15 @@ func col2im[T Float](dx, cols []T, w *window) {
 						continue
 					}
 					ix := ox*w.sw - w.padL + kj0*w.dw
+					// kernels.AddTo is a vector loop with the bits of d[j] += v.
 					if w.dw == 1 {
 						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+kj1-kj0)*w.c]
-						for j, v := range src[(ki*w.kw+kj0)*w.c : (ki*w.kw+kj1)*w.c] {
-							d[j] += v
-						}
+						kernels.AddTo(d, d, src[(ki*w.kw+kj0)*w.c:(ki*w.kw+kj1)*w.c])
 						continue
 					}
 					for kj := kj0; kj < kj1; kj, ix = kj+1, ix+w.dw {
 						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+1)*w.c]
-						for j, v := range src[(ki*w.kw+kj)*w.c : (ki*w.kw+kj+1)*w.c] {
-							d[j] += v
-						}
+						kernels.AddTo(d, d, src[(ki*w.kw+kj)*w.c:(ki*w.kw+kj+1)*w.c])
 					}
 				}
 			}
