@@ -46,6 +46,7 @@ func (c Config) Validate() error {
 // the shortcut x itself, or a 1x1 convolution and batch norm where the
 // block changes the shape.
 type Block struct {
+	name         string // the scope of the join, so that its error names the block
 	conv1, conv2 *nn.Conv2DLayer
 	bn1, bn2     *nn.BatchNormalizationLayer
 	proj         *nn.Conv2DLayer             // nil when the shapes agree
@@ -60,6 +61,8 @@ func (b *Block) Call(ctx *strategy.ReplicaContext, x *nn.Tensor, training bool) 
 	if b.proj != nil {
 		shortcut = b.projBN.Call(ctx, b.proj.Call(ctx, x, training), training)
 	}
+	restore := h.Graph().SetScope(b.name)
+	defer restore()
 	return graph.Activate(nn.Add(shortcut, h), graph.ReLU)
 }
 
@@ -122,6 +125,7 @@ func New(name string, c Config) (*ResNet, error) {
 				stride = 2
 			}
 			b := &Block{
+				name:  p[:len(p)-1],
 				conv1: conv(p+"conv_1", w, 3, stride),
 				bn1:   bn(p + "bn_1"),
 				conv2: conv(p+"conv_2", w, 3, 1),
