@@ -34,7 +34,7 @@ func train(t *testing.T, dt graph.DType, adam bool, replicas int) map[string][]f
 		model, err = resnet.New("resnet", tiny)
 		opt = nn.NewSGD(0.1, nn.WithMomentum(0.9))
 		if adam {
-			opt = nn.NewAdam(1e-2)
+			opt = nn.NewAdam(1e-3)
 		}
 	})
 	if err != nil {
