@@ -38,6 +38,7 @@ func benchResNet(args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 2, "interleaved rounds of every run; the ratios take the medians")
 	torch := fs.String("torch", "scripts/torch_resnet.py", "the PyTorch script to run beside; empty for none")
 	torchThreads := fs.Int("torch-threads", 2, "the PyTorch script's threads")
+	syncBN := fs.Bool("sync-bn", true, "synchronize the batch statistics across replicas (false: each replica normalizes its shard)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the gotrain runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,9 +59,9 @@ func benchResNet(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	cfg := resnet.Small(10)
-	cfg.StemStride = *stem
-	fmt.Fprintf(stdout, "== ResNet 16/32/64 x 2 blocks, stem stride %d, batch %d, Adam, float32: %d timed steps, %d rounds; load %s\n",
-		*stem, *batch, *steps, *rounds, loadAvg())
+	cfg.StemStride, cfg.SyncBatchNorm = *stem, *syncBN
+	fmt.Fprintf(stdout, "== ResNet 16/32/64 x 2 blocks, stem stride %d, batch %d, sync batch norm %v, Adam, float32: %d timed steps, %d rounds; load %s\n",
+		*stem, *batch, *syncBN, *steps, *rounds, loadAvg())
 	var many, one, ref []float64
 	for range *rounds {
 		r, err := timeResNet(cfg, *replicas, 0, *batch, *warmup, *steps, stdout)

@@ -16,7 +16,7 @@ func TestBenchResNet(t *testing.T) {
 		t.Fatalf("gotrain bench %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^== ResNet 16/32/64 x 2 blocks, stem stride 2, batch 8, Adam, float32: 2 timed steps, 1 rounds; load `),
+		regexp.MustCompile(`^== ResNet 16/32/64 x 2 blocks, stem stride 2, batch 8, sync batch norm true, Adam, float32: 2 timed steps, 1 rounds; load `),
 		regexp.MustCompile(`^gotrain resnet: 174970 params, replicas 2, threads 1: [0-9]+ samples/s, [0-9.]+ ms/step$`),
 		regexp.MustCompile(`^gotrain resnet: 174970 params, replicas 1, threads 1: [0-9]+ samples/s, [0-9.]+ ms/step$`),
 		regexp.MustCompile(`^load after: `),
