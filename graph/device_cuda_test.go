@@ -89,6 +89,12 @@ func awkwardCases() []opCase {
 			build: one(func(x *graph.Node) *graph.Node { return graph.MaxPool2D(x, 3, 3, 2, 2, graph.Same) })},
 		{name: "max_pool2d-overlap-2x1-s1-1x5x3x2", shapes: [][]int{{1, 5, 3, 2}}, gen: []func(*rand.Rand, int) float64{distinct(30)},
 			build: one(func(x *graph.Node) *graph.Node { return graph.MaxPool2D(x, 2, 1, 1, 1, graph.Valid) })},
+		{name: "avg_pool2d-3x3-s2-same-2x9x11x4", shapes: [][]int{{2, 9, 11, 4}},
+			build: one(func(x *graph.Node) *graph.Node { return graph.AvgPool2D(x, 3, 3, 2, 2, graph.Same) })},
+		{name: "conv2d-3x3-s2-d2-same-2x9x11x3", shapes: [][]int{{2, 9, 11, 3}, {3, 3, 3, 4}, {4}},
+			build: func(in []*graph.Node) *graph.Node {
+				return graph.Conv2DDilated(in[0], in[1], in[2], 2, 2, 2, 2, graph.Same, graph.Linear)
+			}},
 		{name: "gather-17x5-3x7", shapes: [][]int{{17, 5}, {3, 7}}, gen: []func(*rand.Rand, int) float64{nil, classes(17)},
 			diff: []bool{true, false}, build: two(graph.Gather)},
 		{name: "masked_sum-9x5x3", shapes: [][]int{{9, 5, 3}, {9}}, gen: []func(*rand.Rand, int) float64{nil, withZeroAt(4)},
@@ -102,7 +108,7 @@ func awkwardCases() []opCase {
 // exactOps are the cases whose CPU result depends neither on BLAS nor on
 // the math library's transcendental functions: the device gives its bits.
 var exactOps = []string{"add", "sub", "mul", "div", "neg", "square", "sqrt", "sum", "mean",
-	"max_pool", "gather", "masked_sum", "maximum", "dropout", "shared-input",
+	"max_pool", "avg_pool", "gather", "masked_sum", "maximum", "dropout", "shared-input",
 	"minimum", "greater", "less", "equal", "where", "max-axis", "min-axis", "apply-relu",
 	"transpose", "slice", "concat", "split", "stack", "layer_norm", "rms_norm"}
 

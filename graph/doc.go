@@ -40,10 +40,11 @@
 //
 // # Layer ops
 //
-// Conv2D (NHWC, strides, Valid or Same padding) runs as im2col patches times
-// the kernel in one gemm, with bias and activation fused as in Dense; its
-// gradient is two gemms and a col2im. MaxPool2D keeps each window's argmax in
-// its kernel for the backward pass. Gather reads table rows by id (Embedding)
+// Conv2D (NHWC, strides, Valid or Same padding; Conv2DDilated adds
+// dilation) runs as im2col patches times the kernel in one gemm, with bias
+// and activation fused as in Dense; its gradient is two gemms and a col2im.
+// MaxPool2D keeps each window's argmax in its kernel for the backward pass;
+// AvgPool2D averages the pixels of each window inside the image. Gather reads table rows by id (Embedding)
 // and scatter-adds its gradient. DropoutMask draws a counter-based random mask
 // that depends only on (seed, stream, counter), the counter being read from a
 // node at each Run (AdvanceCounter moves it between Runs). MaskedSum is the

@@ -162,7 +162,7 @@ type Node struct {
 	transA bool
 	transB bool
 	v      *Variable
-	win    *window    // Im2Col, Col2Im, MaxPool and its gradient
+	win    *window    // Im2Col, Col2Im, MaxPool, AvgPool and their gradients
 	coll   Collective // AllReduce
 	seed   uint64     // DropoutMask: the stream's seed
 	stream uint64     // DropoutMask: the stream within the seed (layer, replica)

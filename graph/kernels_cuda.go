@@ -379,7 +379,7 @@ KERNEL void gt_xent_label_grad(T *out, const T *x, const T *dl, long long rows, 
 `
 
 // layersSrc: the window ops and the table ops. A window's geometry g is
-// {b, h, w, c, kh, kw, sh, sw, padT, padL, oh, ow} (type window).
+// {b, h, w, c, kh, kw, sh, sw, padT, padL, oh, ow, dh, dw} (type window).
 const layersSrc = `
 // out_range sets [lo, hi] to the outputs along one axis whose window covers
 // input position p (k the window, s the stride, pad the padding before).
@@ -398,26 +398,76 @@ KERNEL void gt_im2col(T *cols, const T *x, long long n, const long long *g) {
 	long long row = e / k, col = e % k;
 	long long ki = col / (kw * c), kj = (col / c) % kw, ch = col % c;
 	long long b = row / (oh * ow), oy = (row / ow) % oh, ox = row % ow;
-	long long iy = oy * sh - g[8] + ki, ix = ox * sw - g[9] + kj;
+	long long iy = oy * sh - g[8] + ki * g[12], ix = ox * sw - g[9] + kj * g[13];
 	cols[e] = (iy < 0 || iy >= h || ix < 0 || ix >= w) ? (T)0 : x[((b * h + iy) * w + ix) * c + ch];
 }
 // gt_col2im is col2im, one thread per image element summing its patch
-// elements in patch-row order, as the CPU adds them.
+// elements in patch-row order, as the CPU adds them: the window taps that
+// reach (iy, ix) are visited from the last to the first, so the outputs
+// they belong to come in ascending order.
 KERNEL void gt_col2im(T *dx, const T *cols, long long n, const long long *g) {
 	long long e = GLOBAL_INDEX;
 	if (e >= n) return;
 	long long h = g[1], w = g[2], c = g[3], kh = g[4], kw = g[5], sh = g[6], sw = g[7];
-	long long oh = g[10], ow = g[11], k = kh * kw * c;
+	long long oh = g[10], ow = g[11], dh = g[12], dw = g[13], k = kh * kw * c;
 	long long ch = e % c, ix = (e / c) % w, iy = (e / (c * w)) % h, b = e / (c * w * h);
-	long long oy0, oy1, ox0, ox1;
+	T s = 0;
+	for (long long ki = kh - 1; ki >= 0; ki--) {
+		long long ty = iy + g[8] - ki * dh;
+		if (ty < 0 || ty % sh != 0 || ty / sh >= oh) continue;
+		long long oy = ty / sh;
+		for (long long kj = kw - 1; kj >= 0; kj--) {
+			long long tx = ix + g[9] - kj * dw;
+			if (tx < 0 || tx % sw != 0 || tx / sw >= ow) continue;
+			long long ox = tx / sw;
+			s = s + cols[((b * oh + oy) * ow + ox) * k + (ki * kw + kj) * c + ch];
+		}
+	}
+	dx[e] = s;
+}
+// pool_span sets [*lo, *hi) to the input positions along one axis inside
+// the image that output o's window covers (k the window, s the stride, pad
+// the padding before, n the input length), and returns their count.
+DEVICE long long pool_span(long long o, long long k, long long s, long long pad, long long n, long long *lo, long long *hi) {
+	long long a = o * s - pad, b = a + k;
+	*lo = a < 0 ? 0 : a;
+	*hi = b > n ? n : b;
+	if (*hi < *lo) *hi = *lo;
+	return *hi - *lo;
+}
+// gt_avg_pool is avgPool, one thread per output element summing its
+// window's pixels in the CPU's order.
+KERNEL void gt_avg_pool(T *out, const T *x, long long n, const long long *g) {
+	long long e = GLOBAL_INDEX;
+	if (e >= n) return;
+	long long h = g[1], w = g[2], c = g[3], kh = g[4], kw = g[5], sh = g[6], sw = g[7];
+	long long oh = g[10], ow = g[11];
+	long long ch = e % c, ox = (e / c) % ow, oy = (e / (c * ow)) % oh, b = e / (c * ow * oh);
+	long long y0, y1, x0, x1;
+	long long cnt = pool_span(oy, kh, sh, g[8], h, &y0, &y1) * pool_span(ox, kw, sw, g[9], w, &x0, &x1);
+	T s = 0;
+	for (long long iy = y0; iy < y1; iy++)
+		for (long long ix = x0; ix < x1; ix++)
+			s = s + x[((b * h + iy) * w + ix) * c + ch];
+	out[e] = cnt > 0 ? s / (T)cnt : s;
+}
+// gt_avg_pool_grad is avgPoolSpread, one thread per input element summing,
+// in output order, dy/count of the windows that hold it.
+KERNEL void gt_avg_pool_grad(T *dx, const T *dy, long long n, const long long *g) {
+	long long e = GLOBAL_INDEX;
+	if (e >= n) return;
+	long long h = g[1], w = g[2], c = g[3], kh = g[4], kw = g[5], sh = g[6], sw = g[7];
+	long long oh = g[10], ow = g[11];
+	long long ch = e % c, ix = (e / c) % w, iy = (e / (c * w)) % h, b = e / (c * w * h);
+	long long oy0, oy1, ox0, ox1, lo, hi;
 	out_range(iy, kh, sh, g[8], oh, &oy0, &oy1);
 	out_range(ix, kw, sw, g[9], ow, &ox0, &ox1);
 	T s = 0;
 	for (long long oy = oy0; oy <= oy1; oy++) {
-		long long ki = iy + g[8] - oy * sh;
+		long long ny = pool_span(oy, kh, sh, g[8], h, &lo, &hi);
 		for (long long ox = ox0; ox <= ox1; ox++) {
-			long long kj = ix + g[9] - ox * sw;
-			s = s + cols[((b * oh + oy) * ow + ox) * k + (ki * kw + kj) * c + ch];
+			long long cnt = ny * pool_span(ox, kw, sw, g[9], w, &lo, &hi);
+			s = s + dy[((b * oh + oy) * ow + ox) * c + ch] / (T)cnt;
 		}
 	}
 	dx[e] = s;

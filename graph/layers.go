@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Padding selects how Conv2D and MaxPool2D treat the image border.
+// Padding selects how Conv2D and the pooling ops treat the image border.
 type Padding int
 
 const (
@@ -13,18 +13,26 @@ const (
 	// out = ⌊(in-k)/s⌋ + 1.
 	Valid Padding = iota
 	// Same pads the border so that out = ⌈in/s⌉, split as TensorFlow splits
-	// it: the odd row or column goes at the bottom or right. Conv2D pads with
-	// zeros; MaxPool2D leaves padding out of the max.
+	// it: the total padding is max((out-1)·s + k - in, 0) with k the
+	// dilated window, and the odd row or column goes at the bottom or
+	// right. Conv2D pads with zeros; MaxPool2D leaves padding out of the
+	// max and AvgPool2D out of the mean (it divides by the pixels inside).
 	Same
+	// Causal pads before the image only: (k-1)·d rows above and columns to
+	// the left, none after, so that out = ⌈in/s⌉ and output t sees inputs at
+	// t·s and before (Keras's Conv1D padding="causal", here on both axes).
+	Causal
 )
 
-// String returns "valid" or "same".
+// String returns "valid", "same" or "causal".
 func (p Padding) String() string {
 	switch p {
 	case Valid:
 		return "valid"
 	case Same:
 		return "same"
+	case Causal:
+		return "causal"
 	}
 	return fmt.Sprintf("Padding(%d)", int(p))
 }
@@ -35,30 +43,36 @@ type window struct {
 	b, h, w, c int // input batch, height, width, channels
 	kh, kw     int // window
 	sh, sw     int // strides
+	dh, dw     int // dilations: the window's taps are dh rows, dw columns apart
 	padT, padL int // rows above and columns left of the image
 	oh, ow     int // output height and width
 }
 
-func newWindow(g *Graph, op string, shape []int, kh, kw, sh, sw int, pad Padding) *window {
+func newWindow(g *Graph, op string, shape []int, kh, kw, sh, sw, dh, dw int, pad Padding) *window {
 	if len(shape) != 4 {
 		panic(shapeErr(g, op, fmt.Sprintf("want an NHWC input [batch, height, width, channels], got %v", shape)))
 	}
-	if kh < 1 || kw < 1 || sh < 1 || sw < 1 {
-		panic(shapeErr(g, op, fmt.Sprintf("want window and strides ≥ 1, got window %dx%d, strides %dx%d", kh, kw, sh, sw)))
+	if kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1 {
+		panic(shapeErr(g, op, fmt.Sprintf("want window, strides and dilations ≥ 1, got window %dx%d, strides %dx%d, dilations %dx%d", kh, kw, sh, sw, dh, dw)))
 	}
-	w := &window{b: shape[0], h: shape[1], w: shape[2], c: shape[3], kh: kh, kw: kw, sh: sh, sw: sw}
+	w := &window{b: shape[0], h: shape[1], w: shape[2], c: shape[3], kh: kh, kw: kw, sh: sh, sw: sw, dh: dh, dw: dw}
+	// The span a dilated window covers: k taps d apart.
+	eh, ew := (kh-1)*dh+1, (kw-1)*dw+1
 	switch pad {
 	case Valid:
-		if w.h < kh || w.w < kw {
-			panic(shapeErr(g, op, fmt.Sprintf("want an image of at least %dx%d for valid padding, got %dx%d", kh, kw, w.h, w.w)))
+		if w.h < eh || w.w < ew {
+			panic(shapeErr(g, op, fmt.Sprintf("want an image of at least %dx%d for valid padding, got %dx%d", eh, ew, w.h, w.w)))
 		}
-		w.oh, w.ow = (w.h-kh)/sh+1, (w.w-kw)/sw+1
+		w.oh, w.ow = (w.h-eh)/sh+1, (w.w-ew)/sw+1
 	case Same:
 		w.oh, w.ow = (w.h+sh-1)/sh, (w.w+sw-1)/sw
-		w.padT = max((w.oh-1)*sh+kh-w.h, 0) / 2
-		w.padL = max((w.ow-1)*sw+kw-w.w, 0) / 2
+		w.padT = max((w.oh-1)*sh+eh-w.h, 0) / 2
+		w.padL = max((w.ow-1)*sw+ew-w.w, 0) / 2
+	case Causal:
+		w.oh, w.ow = (w.h+sh-1)/sh, (w.w+sw-1)/sw
+		w.padT, w.padL = eh-1, ew-1
 	default:
-		panic(shapeErr(g, op, fmt.Sprintf("want padding Valid or Same, got %v", pad)))
+		panic(shapeErr(g, op, fmt.Sprintf("want padding Valid, Same or Causal, got %v", pad)))
 	}
 	return w
 }
@@ -72,6 +86,17 @@ func newWindow(g *Graph, op string, shape []int, kh, kw, sh, sw int, pad Padding
 // It panics with an error wrapping ErrShape if the shapes, strides or
 // padding do not fit.
 func Conv2D(x, w, b *Node, strideH, strideW int, pad Padding, act Activation) *Node {
+	return Conv2DDilated(x, w, b, strideH, strideW, 1, 1, pad, act)
+}
+
+// Conv2DDilated is Conv2D with the kernel's taps dilationH rows and
+// dilationW columns apart (atrous convolution, TensorFlow's dilation_rate):
+// a kh x kw kernel covers (kh-1)·dilationH+1 rows and (kw-1)·dilationW+1
+// columns, and padding and output size count that span. Dilations of 1 are
+// Conv2D.
+// It panics with an error wrapping ErrShape if the shapes, strides,
+// dilations or padding do not fit.
+func Conv2DDilated(x, w, b *Node, strideH, strideW, dilationH, dilationW int, pad Padding, act Activation) *Node {
 	const op = "conv2d"
 	ns := []*Node{x, w}
 	if b != nil {
@@ -81,7 +106,7 @@ func Conv2D(x, w, b *Node, strideH, strideW int, pad Padding, act Activation) *N
 	if len(w.shape) != 4 {
 		panic(shapeErr(g, op, fmt.Sprintf("want a kernel [height, width, in, out], got %v", w.shape)))
 	}
-	win := newWindow(g, op, x.shape, w.shape[0], w.shape[1], strideH, strideW, pad)
+	win := newWindow(g, op, x.shape, w.shape[0], w.shape[1], strideH, strideW, dilationH, dilationW, pad)
 	if w.shape[2] != win.c {
 		panic(shapeErr(g, op, fmt.Sprintf("want %d input channels, got %d", w.shape[2], win.c)))
 	}
@@ -104,10 +129,25 @@ func Conv2D(x, w, b *Node, strideH, strideW int, pad Padding, act Activation) *N
 // It panics with an error wrapping ErrShape if the shapes, strides or
 // padding do not fit.
 func MaxPool2D(x *Node, poolH, poolW, strideH, strideW int, pad Padding) *Node {
-	const op = "max_pool2d"
+	return pool2D("max_pool2d", opMaxPool, x, poolH, poolW, strideH, strideW, pad)
+}
+
+// AvgPool2D returns the mean of each poolH x poolW window of the NHWC image
+// x, per channel: shape [b,oh,ow,c]. With Same padding a window that
+// overhangs the border averages the pixels inside only, as TensorFlow's
+// avg_pool does. The gradient spreads each dy evenly over its window's
+// pixels.
+// It panics with an error wrapping ErrShape if the shapes, strides or
+// padding do not fit.
+func AvgPool2D(x *Node, poolH, poolW, strideH, strideW int, pad Padding) *Node {
+	return pool2D("avg_pool2d", opAvgPool, x, poolH, poolW, strideH, strideW, pad)
+}
+
+// pool2D adds the pooling op kind of name op over windows of x.
+func pool2D(op string, kind opKind, x *Node, poolH, poolW, strideH, strideW int, pad Padding) *Node {
 	g := graphOf(op, x)
-	win := newWindow(g, op, x.shape, poolH, poolW, strideH, strideW, pad)
-	out := g.add(opMaxPool, []int{win.b, win.oh, win.ow, win.c}, x)
+	win := newWindow(g, op, x.shape, poolH, poolW, strideH, strideW, 1, 1, pad)
+	out := g.add(kind, []int{win.b, win.oh, win.ow, win.c}, x)
 	out.win = win
 	return out
 }
@@ -283,6 +323,12 @@ func (p *Program) Collectives() []*Node {
 
 func im2colGrad(n, dy *Node) []*Node {
 	d := n.g.add(opCol2Im, n.in[0].shape, dy)
+	d.win = n.win
+	return []*Node{d}
+}
+
+func avgPoolGrad(n, dy *Node) []*Node {
+	d := n.g.add(opAvgPoolGrad, n.in[0].shape, dy)
 	d.win = n.win
 	return []*Node{d}
 }

@@ -39,6 +39,41 @@ func ExampleMaxPool2D() {
 	// [0.0 1.0 0.0 0.0 0.0 0.0 1.0 0.0]
 }
 
+// Average pooling with Same padding divides by the pixels inside the image:
+// the last column's windows hold two pixels, not four.
+func ExampleAvgPool2D() {
+	g := graph.New(graph.Float64)
+	x := g.Placeholder("x", 1, 2, 3, 1)
+	y := graph.AvgPool2D(x, 2, 2, 2, 2, graph.Same)
+	dx := g.Gradients(graph.Sum(y), []*graph.Node{x})[0]
+	p, _ := g.Compile(y, dx)
+	p.Feed(x, []float64{1, 2, 3, 4, 5, 6})
+	_ = p.Run()
+	fmt.Println(y.Shape())
+	fmt.Printf("%.2f\n", p.Value(y))
+	fmt.Printf("%.2f\n", p.Value(dx))
+	// Output:
+	// [1 1 2 1]
+	// [3.00 4.50]
+	// [0.25 0.25 0.50 0.25 0.25 0.50]
+}
+
+// A 2x2 kernel dilated by 2 reads the corners of each 3x3 window.
+func ExampleConv2DDilated() {
+	g := graph.New(graph.Float64)
+	x := g.Placeholder("x", 1, 3, 4, 1)
+	w := g.Const(1, 2, 2, 1, 1)
+	y := graph.Conv2DDilated(x, w, nil, 1, 1, 2, 2, graph.Valid, graph.Linear)
+	p, _ := g.Compile(y)
+	p.Feed(x, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	_ = p.Run()
+	fmt.Println(y.Shape())
+	fmt.Printf("%.1f\n", p.Value(y))
+	// Output:
+	// [1 1 2 1]
+	// [24.0 28.0]
+}
+
 // Gather reads table rows by id; the gradient sums back into the rows read.
 func ExampleGather() {
 	table := graph.NewVariable("emb", []int{3, 2}, graph.Float64, []float64{0, 1, 10, 11, 20, 21})
@@ -92,6 +127,6 @@ func ExampleMaskedSum() {
 }
 
 func ExamplePadding_String() {
-	fmt.Println(graph.Valid, graph.Same)
-	// Output: valid same
+	fmt.Println(graph.Valid, graph.Same, graph.Causal)
+	// Output: valid same causal
 }

@@ -1,15 +1,16 @@
 package graph
 
+import "github.com/gotrain/gotrain/kernels"
+
 // The CPU kernels of the layer ops (layers.go); each is a kernelFunc.
 
-func im2colKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, w := in[0], n.win
-	return func() { im2col(out, x, w) }
-}
-
-func col2imKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	d, w := in[0], n.win
-	return func() { col2im(out, d, w) }
+// windowKernel is the kernel of a window op computing out from its one
+// input with f: im2col, col2im, the average pool and its gradient.
+func windowKernel[T Float](f func(out, in []T, w *window)) kernelFunc[T] {
+	return func(n *Node, in [][]T, out []T, _ map[int][]int) func() {
+		x, w := in[0], n.win
+		return func() { f(out, x, w) }
+	}
 }
 
 // maxPoolKernel keeps each output's argmax in aux, for maxPoolGradKernel.
@@ -101,7 +102,7 @@ func allReduceKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func(
 	}
 }
 
-// im2col is: cols[(b,oy,ox), (ki,kj,c)] = x[b, oy·sh-padT+ki, ox·sw-padL+kj, c],
+// im2col is: cols[(b,oy,ox), (ki,kj,c)] = x[b, oy·sh-padT+ki·dh, ox·sw-padL+kj·dw, c],
 // zero where the window leaves the image.
 func im2col[T Float](cols, x []T, w *window) {
 	k := w.kh * w.kw * w.c
@@ -115,16 +116,22 @@ func im2col[T Float](cols, x []T, w *window) {
 				kj0, kj1 := w.validCols(ox)
 				for ki := 0; ki < w.kh; ki++ {
 					seg := dst[ki*w.kw*w.c : (ki+1)*w.kw*w.c]
-					iy := oy*w.sh - w.padT + ki
+					iy := oy*w.sh - w.padT + ki*w.dh
 					if iy < 0 || iy >= w.h || kj0 >= kj1 {
 						clear(seg)
 						continue
 					}
 					clear(seg[:kj0*w.c])
 					clear(seg[kj1*w.c:])
-					// The window's columns inside the image are contiguous in x.
-					ix := ox*w.sw - w.padL + kj0
-					copy(seg[kj0*w.c:kj1*w.c], img[(iy*w.w+ix)*w.c:])
+					ix := ox*w.sw - w.padL + kj0*w.dw
+					if w.dw == 1 {
+						// The window's columns inside the image are contiguous in x.
+						copy(seg[kj0*w.c:kj1*w.c], img[(iy*w.w+ix)*w.c:])
+						continue
+					}
+					for kj := kj0; kj < kj1; kj, ix = kj+1, ix+w.dw {
+						copy(seg[kj*w.c:(kj+1)*w.c], img[(iy*w.w+ix)*w.c:])
+					}
 				}
 			}
 		}
@@ -145,14 +152,20 @@ func col2im[T Float](dx, cols []T, w *window) {
 				row++
 				kj0, kj1 := w.validCols(ox)
 				for ki := 0; ki < w.kh; ki++ {
-					iy := oy*w.sh - w.padT + ki
+					iy := oy*w.sh - w.padT + ki*w.dh
 					if iy < 0 || iy >= w.h || kj0 >= kj1 {
 						continue
 					}
-					ix := ox*w.sw - w.padL + kj0
-					d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+kj1-kj0)*w.c]
-					for j, v := range src[(ki*w.kw+kj0)*w.c : (ki*w.kw+kj1)*w.c] {
-						d[j] += v
+					ix := ox*w.sw - w.padL + kj0*w.dw
+					// kernels.AddTo is a vector loop with the bits of d[j] += v.
+					if w.dw == 1 {
+						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+kj1-kj0)*w.c]
+						kernels.AddTo(d, d, src[(ki*w.kw+kj0)*w.c:(ki*w.kw+kj1)*w.c])
+						continue
+					}
+					for kj := kj0; kj < kj1; kj, ix = kj+1, ix+w.dw {
+						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+1)*w.c]
+						kernels.AddTo(d, d, src[(ki*w.kw+kj)*w.c:(ki*w.kw+kj+1)*w.c])
 					}
 				}
 			}
@@ -161,11 +174,90 @@ func col2im[T Float](dx, cols []T, w *window) {
 }
 
 // validCols returns the window columns [kj0,kj1) inside the image for output
-// column ox.
+// column ox: those kj with 0 ≤ ox·sw-padL+kj·dw < w.
 func (w *window) validCols(ox int) (kj0, kj1 int) {
 	x0 := ox*w.sw - w.padL
-	kj0, kj1 = max(0, -x0), min(w.kw, w.w-x0)
+	if x0 < 0 {
+		kj0 = (-x0 + w.dw - 1) / w.dw
+	}
+	kj1 = w.kw
+	if r := w.w - x0; r <= 0 {
+		kj1 = 0
+	} else {
+		kj1 = min(kj1, (r+w.dw-1)/w.dw)
+	}
 	return kj0, max(kj0, kj1)
+}
+
+// validRows returns the input rows [y0,y1) that output row oy's window
+// covers inside the image; the pooling ops use it (no dilation).
+func (w *window) validRows(oy int) (y0, y1 int) {
+	top := oy*w.sh - w.padT
+	y0, y1 = max(0, top), min(w.h, top+w.kh)
+	return y0, max(y0, y1)
+}
+
+// avgPool is: out[b,oy,ox,c] = the mean of x[b,iy,ix,c] over the window's
+// pixels inside the image (0 for a window with none).
+func avgPool[T Float](out, x []T, w *window) {
+	c := w.c
+	o := 0
+	for b := 0; b < w.b; b++ {
+		for oy := 0; oy < w.oh; oy++ {
+			y0, y1 := w.validRows(oy)
+			for ox := 0; ox < w.ow; ox++ {
+				dst := out[o*c : (o+1)*c]
+				o++
+				clear(dst)
+				kj0, kj1 := w.validCols(ox)
+				x0 := ox*w.sw - w.padL
+				for iy := y0; iy < y1; iy++ {
+					for kj := kj0; kj < kj1; kj++ {
+						base := ((b*w.h+iy)*w.w + x0 + kj) * c
+						for j, v := range x[base : base+c] {
+							dst[j] += v
+						}
+					}
+				}
+				if n := (y1 - y0) * (kj1 - kj0); n > 0 {
+					inv := T(n)
+					for j := range dst {
+						dst[j] /= inv
+					}
+				}
+			}
+		}
+	}
+}
+
+// avgPoolSpread is avgPool's adjoint: dx[b,iy,ix,c] = Σ over the windows
+// holding (iy,ix), in output order, of dy[b,oy,ox,c]/count, count the
+// window's pixels inside the image.
+func avgPoolSpread[T Float](dx, dy []T, w *window) {
+	clear(dx)
+	c := w.c
+	o := 0
+	for b := 0; b < w.b; b++ {
+		for oy := 0; oy < w.oh; oy++ {
+			y0, y1 := w.validRows(oy)
+			for ox := 0; ox < w.ow; ox++ {
+				src := dy[o*c : (o+1)*c]
+				o++
+				kj0, kj1 := w.validCols(ox)
+				n := T((y1 - y0) * (kj1 - kj0))
+				x0 := ox*w.sw - w.padL
+				for iy := y0; iy < y1; iy++ {
+					for kj := kj0; kj < kj1; kj++ {
+						base := ((b*w.h+iy)*w.w + x0 + kj) * c
+						d := dx[base : base+c]
+						for j, v := range src {
+							d[j] += v / n
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // maxPool is: out[b,oy,ox,c] = max over the window's pixels inside the image

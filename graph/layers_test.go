@@ -17,8 +17,19 @@ import (
 type geom struct{ oh, ow, padT, padL int }
 
 func geomOf(h, w, kh, kw, sh, sw int, pad graph.Padding) geom {
-	if pad == graph.Valid {
+	return dilatedGeomOf(h, w, kh, kw, sh, sw, 1, 1, pad)
+}
+
+// dilatedGeomOf is geomOf for a window whose taps are dh, dw apart: it
+// spans (k-1)·d+1 pixels.
+func dilatedGeomOf(h, w, kh, kw, sh, sw, dh, dw int, pad graph.Padding) geom {
+	kh, kw = (kh-1)*dh+1, (kw-1)*dw+1
+	switch pad {
+	case graph.Valid:
 		return geom{oh: (h-kh)/sh + 1, ow: (w-kw)/sw + 1}
+	case graph.Causal:
+		// Keras: pad (k-1)·d before, then a valid window.
+		return geom{oh: (h+kh-1-kh)/sh + 1, ow: (w+kw-1-kw)/sw + 1, padT: kh - 1, padL: kw - 1}
 	}
 	oh := int(math.Ceil(float64(h) / float64(sh)))
 	ow := int(math.Ceil(float64(w) / float64(sw)))
@@ -29,9 +40,14 @@ func geomOf(h, w, kh, kw, sh, sw int, pad graph.Padding) geom {
 
 // convRef is the direct 7-loop convolution.
 func convRef(b, h, w, ci, kh, kw, co, sh, sw int, pad graph.Padding, act graph.Activation) func(in [][]float64) []float64 {
+	return dilatedConvRef(b, h, w, ci, kh, kw, co, sh, sw, 1, 1, pad, act)
+}
+
+// dilatedConvRef is convRef with the kernel's taps dh rows, dw columns apart.
+func dilatedConvRef(b, h, w, ci, kh, kw, co, sh, sw, dh, dw int, pad graph.Padding, act graph.Activation) func(in [][]float64) []float64 {
 	f := actRef(act)
 	return func(in [][]float64) []float64 {
-		g := geomOf(h, w, kh, kw, sh, sw, pad)
+		g := dilatedGeomOf(h, w, kh, kw, sh, sw, dh, dw, pad)
 		out := make([]float64, b*g.oh*g.ow*co)
 		for n := 0; n < b; n++ {
 			for oy := 0; oy < g.oh; oy++ {
@@ -43,7 +59,7 @@ func convRef(b, h, w, ci, kh, kw, co, sh, sw int, pad graph.Padding, act graph.A
 						}
 						for ki := 0; ki < kh; ki++ {
 							for kj := 0; kj < kw; kj++ {
-								iy, ix := oy*sh-g.padT+ki, ox*sw-g.padL+kj
+								iy, ix := oy*sh-g.padT+ki*dh, ox*sw-g.padL+kj*dw
 								if iy < 0 || iy >= h || ix < 0 || ix >= w {
 									continue
 								}
@@ -61,7 +77,9 @@ func convRef(b, h, w, ci, kh, kw, co, sh, sw int, pad graph.Padding, act graph.A
 	}
 }
 
-func poolRef(b, h, w, c, kh, kw, sh, sw int, pad graph.Padding) func(in [][]float64) []float64 {
+// poolRef reduces each window's pixels inside the image with f: the max
+// (maxOf) or the mean (meanOf).
+func poolRef(b, h, w, c, kh, kw, sh, sw int, pad graph.Padding, f func([]float64) float64) func(in [][]float64) []float64 {
 	return func(in [][]float64) []float64 {
 		g := geomOf(h, w, kh, kw, sh, sw, pad)
 		out := make([]float64, b*g.oh*g.ow*c)
@@ -69,22 +87,38 @@ func poolRef(b, h, w, c, kh, kw, sh, sw int, pad graph.Padding) func(in [][]floa
 			for oy := 0; oy < g.oh; oy++ {
 				for ox := 0; ox < g.ow; ox++ {
 					for ch := 0; ch < c; ch++ {
-						m := math.Inf(-1)
+						var px []float64
 						for ki := 0; ki < kh; ki++ {
 							for kj := 0; kj < kw; kj++ {
 								iy, ix := oy*sh-g.padT+ki, ox*sw-g.padL+kj
 								if iy >= 0 && iy < h && ix >= 0 && ix < w {
-									m = math.Max(m, in[0][((n*h+iy)*w+ix)*c+ch])
+									px = append(px, in[0][((n*h+iy)*w+ix)*c+ch])
 								}
 							}
 						}
-						out[((n*g.oh+oy)*g.ow+ox)*c+ch] = m
+						out[((n*g.oh+oy)*g.ow+ox)*c+ch] = f(px)
 					}
 				}
 			}
 		}
 		return out
 	}
+}
+
+func maxOf(px []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range px {
+		m = math.Max(m, v)
+	}
+	return m
+}
+
+func meanOf(px []float64) float64 {
+	s := 0.0
+	for _, v := range px {
+		s += v
+	}
+	return s / float64(len(px))
 }
 
 // distinct draws values with gaps of at least 0.01 between any two, so a
@@ -133,6 +167,44 @@ func layerOpCases() []opCase {
 			ref: convRef(cc.b, cc.h, cc.w, cc.ci, cc.kh, cc.kw, cc.co, cc.sh, cc.sw, cc.pad, cc.act),
 		})
 	}
+	// Same padding for strides 1, 2 and 3 and dilations 1 and 2, on sizes
+	// that divide by neither stride, so the padding is odd, even or none.
+	for _, s := range []int{1, 2, 3} {
+		for _, d := range []int{1, 2} {
+			for _, pad := range []graph.Padding{graph.Same, graph.Valid, graph.Causal} {
+				h, w := 7, 8
+				cases = append(cases, opCase{
+					name:   fmt.Sprintf("conv2d-dilated-3x2-s%d-d%d-%v", s, d, pad),
+					shapes: [][]int{{2, h, w, 2}, {3, 2, 2, 3}, {3}},
+					build: func(in []*graph.Node) *graph.Node {
+						return graph.Conv2DDilated(in[0], in[1], in[2], s, s, d, d, pad, graph.Linear)
+					},
+					ref: dilatedConvRef(2, h, w, 2, 3, 2, 3, s, s, d, d, pad, graph.Linear),
+				})
+			}
+		}
+	}
+	cases = append(cases, opCase{name: "conv2d-dilated-rect-s2x1-d1x3-same", shapes: [][]int{{1, 6, 9, 2}, {2, 3, 2, 2}},
+		build: func(in []*graph.Node) *graph.Node {
+			return graph.Conv2DDilated(in[0], in[1], nil, 2, 1, 1, 3, graph.Same, graph.ReLU)
+		},
+		ref: dilatedConvRef(1, 6, 9, 2, 2, 3, 2, 2, 1, 1, 3, graph.Same, graph.ReLU)})
+	for _, pc := range []convCase{
+		{b: 2, h: 4, w: 4, ci: 3, kh: 2, kw: 2, sh: 2, sw: 2, pad: graph.Valid},
+		{b: 1, h: 5, w: 5, ci: 2, kh: 3, kw: 3, sh: 2, sw: 2, pad: graph.Same},
+		{b: 2, h: 5, w: 4, ci: 2, kh: 2, kw: 2, sh: 1, sw: 1, pad: graph.Valid},
+		{b: 1, h: 3, w: 5, ci: 1, kh: 2, kw: 3, sh: 2, sw: 1, pad: graph.Same},
+		{b: 1, h: 7, w: 8, ci: 2, kh: 3, kw: 3, sh: 3, sw: 3, pad: graph.Same},
+	} {
+		cases = append(cases, opCase{
+			name:   fmt.Sprintf("avg_pool2d-%dx%d-s%dx%d-%v", pc.kh, pc.kw, pc.sh, pc.sw, pc.pad),
+			shapes: [][]int{{pc.b, pc.h, pc.w, pc.ci}},
+			build: func(in []*graph.Node) *graph.Node {
+				return graph.AvgPool2D(in[0], pc.kh, pc.kw, pc.sh, pc.sw, pc.pad)
+			},
+			ref: poolRef(pc.b, pc.h, pc.w, pc.ci, pc.kh, pc.kw, pc.sh, pc.sw, pc.pad, meanOf),
+		})
+	}
 	cases = append(cases, opCase{name: "conv2d-no-bias", shapes: [][]int{{1, 4, 4, 2}, {2, 2, 2, 3}},
 		build: func(in []*graph.Node) *graph.Node {
 			return graph.Conv2D(in[0], in[1], nil, 1, 1, graph.Valid, graph.Linear)
@@ -152,7 +224,7 @@ func layerOpCases() []opCase {
 			build: func(in []*graph.Node) *graph.Node {
 				return graph.MaxPool2D(in[0], pc.kh, pc.kw, pc.sh, pc.sw, pc.pad)
 			},
-			ref: poolRef(pc.b, pc.h, pc.w, pc.ci, pc.kh, pc.kw, pc.sh, pc.sw, pc.pad),
+			ref: poolRef(pc.b, pc.h, pc.w, pc.ci, pc.kh, pc.kw, pc.sh, pc.sw, pc.pad, maxOf),
 		})
 	}
 	cases = append(cases,
@@ -250,6 +322,9 @@ func TestLayerOpShapes(t *testing.T) {
 		{"conv stride", graph.Conv2D(x, g.Placeholder("w3", 3, 3, 1, 2), nil, 2, 2, graph.Same, graph.Linear), "[3 14 14 2]"},
 		{"pool", graph.MaxPool2D(x, 2, 2, 2, 2, graph.Valid), "[3 14 14 1]"},
 		{"pool odd same", graph.MaxPool2D(g.Placeholder("o", 1, 5, 5, 2), 2, 2, 2, 2, graph.Same), "[1 3 3 2]"},
+		{"avg pool stride 3 same", graph.AvgPool2D(x, 3, 3, 3, 3, graph.Same), "[3 10 10 1]"},
+		{"conv dilated valid", graph.Conv2DDilated(x, g.Placeholder("w4", 3, 3, 1, 2), nil, 1, 1, 2, 2, graph.Valid, graph.Linear), "[3 24 24 2]"},
+		{"conv dilated same stride 3", graph.Conv2DDilated(x, g.Placeholder("w5", 3, 3, 1, 2), nil, 3, 3, 2, 2, graph.Same, graph.Linear), "[3 10 10 2]"},
 		{"gather", graph.Gather(g.Placeholder("t", 10, 4), g.Placeholder("ids", 3, 7)), "[3 7 4]"},
 		{"masked sum", graph.MaskedSum(x, g.Placeholder("m", 3)), "[1]"},
 	}
@@ -273,9 +348,19 @@ func TestLayerOpShapeErrors(t *testing.T) {
 		{"conv too small", func() { graph.Conv2D(x, g.Placeholder("w", 5, 5, 3, 1), nil, 1, 1, graph.Valid, graph.Linear) },
 			"graph: conv2d: want an image of at least 5x5 for valid padding, got 4x4"},
 		{"pool stride", func() { graph.MaxPool2D(x, 2, 2, 0, 1, graph.Valid) },
-			"graph: max_pool2d: want window and strides ≥ 1, got window 2x2, strides 0x1"},
+			"graph: max_pool2d: want window, strides and dilations ≥ 1, got window 2x2, strides 0x1, dilations 1x1"},
+		{"conv dilation", func() {
+			graph.Conv2DDilated(x, g.Placeholder("w", 3, 3, 3, 1), nil, 1, 1, 0, 1, graph.Same, graph.Linear)
+		},
+			"graph: conv2d: want window, strides and dilations ≥ 1, got window 3x3, strides 1x1, dilations 0x1"},
+		{"conv dilated too small", func() {
+			graph.Conv2DDilated(x, g.Placeholder("w", 2, 2, 3, 1), nil, 1, 1, 4, 1, graph.Valid, graph.Linear)
+		},
+			"graph: conv2d: want an image of at least 5x2 for valid padding, got 4x4"},
+		{"avg pool rank", func() { graph.AvgPool2D(g.Placeholder("v", 2, 3), 2, 2, 2, 2, graph.Valid) },
+			"graph: avg_pool2d: want an NHWC input [batch, height, width, channels], got [2 3]"},
 		{"pool padding", func() { graph.MaxPool2D(x, 2, 2, 1, 1, graph.Padding(7)) },
-			"graph: max_pool2d: want padding Valid or Same, got Padding(7)"},
+			"graph: max_pool2d: want padding Valid, Same or Causal, got Padding(7)"},
 		{"gather table", func() { graph.Gather(x, g.Placeholder("ids", 2)) },
 			"graph: gather: want a table [rows, width], got [2 4 4 3]"},
 		{"dropout rate", func() { graph.DropoutMask(g.Placeholder("s", 2), []int{3}, 1, 0, 0) },

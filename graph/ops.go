@@ -54,6 +54,8 @@ const (
 	opCol2Im         // Im2Col's gradient: patches summed back to the image
 	opMaxPool        // window max, argmax kept by the kernel
 	opMaxPoolGrad    // dx from the pool's argmax and dy
+	opAvgPool        // window mean over the pixels inside the image
+	opAvgPoolGrad    // dx: each dy spread evenly over its window
 	opGather         // rows of a table picked by ids
 	opScatterAdd     // Gather's gradient: dy rows summed into table rows
 	opDropoutMask    // 0 or 1/(1-rate) from a counter-based random stream

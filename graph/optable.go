@@ -136,10 +136,12 @@ func init() {
 		opFill:            {name: "zeros", cpu: cpu(fillKernel, fillKernel), backward: true},
 
 		// Layer ops (layers.go, layers_exec.go).
-		opIm2Col:         {name: "im2col", cpu: cpu(im2colKernel, im2colKernel), grad: im2colGrad},
-		opCol2Im:         {name: "col2im", cpu: cpu(col2imKernel, col2imKernel), backward: true},
+		opIm2Col:         {name: "im2col", cpu: cpu(windowKernel(im2col[float32]), windowKernel(im2col[float64])), grad: im2colGrad},
+		opCol2Im:         {name: "col2im", cpu: cpu(windowKernel(col2im[float32]), windowKernel(col2im[float64])), backward: true},
 		opMaxPool:        {name: "max_pool", cpu: cpu(maxPoolKernel, maxPoolKernel), grad: maxPoolGrad},
 		opMaxPoolGrad:    {name: "max_pool_grad", cpu: cpu(maxPoolGradKernel, maxPoolGradKernel), backward: true},
+		opAvgPool:        {name: "avg_pool", cpu: cpu(windowKernel(avgPool[float32]), windowKernel(avgPool[float64])), grad: avgPoolGrad},
+		opAvgPoolGrad:    {name: "avg_pool_grad", cpu: cpu(windowKernel(avgPoolSpread[float32]), windowKernel(avgPoolSpread[float64])), backward: true},
 		opGather:         {name: "gather", cpu: cpu(gatherKernel, gatherKernel), grad: gatherGrad},
 		opScatterAdd:     {name: "scatter_add", cpu: cpu(scatterAddKernel, scatterAddKernel), backward: true},
 		opDropoutMask:    {name: "dropout_mask", cpu: cpu(dropoutMaskKernel, dropoutMaskKernel), grad: dropoutMaskGrad},

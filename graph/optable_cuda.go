@@ -74,6 +74,8 @@ var cudaKernels = [numOps]*cudaKernel{
 	opCol2Im:          {plan: windowCUDA("gt_col2im")},
 	opMaxPool:         {plan: maxPoolCUDA, aux: true},
 	opMaxPoolGrad:     {plan: maxPoolGradCUDA},
+	opAvgPool:         {plan: windowCUDA("gt_avg_pool")},
+	opAvgPoolGrad:     {plan: windowCUDA("gt_avg_pool_grad")},
 	opGather:          {plan: gatherCUDA},
 	opScatterAdd:      {plan: scatterAddCUDA},
 	opDropoutMask:     {plan: dropoutMaskCUDA},
@@ -160,7 +162,7 @@ func (b *devBuilder) ints(vals ...int) gpu.Ptr {
 
 // window puts w's geometry in n's slot, in the order layersSrc reads it.
 func (b *devBuilder) window(w *window) gpu.Ptr {
-	return b.ints(w.b, w.h, w.w, w.c, w.kh, w.kw, w.sh, w.sw, w.padT, w.padL, w.oh, w.ow)
+	return b.ints(w.b, w.h, w.w, w.c, w.kh, w.kw, w.sh, w.sw, w.padT, w.padL, w.oh, w.ow, w.dh, w.dw)
 }
 
 // check returns n's flag and registers it with Run: its kernel checks the
@@ -422,7 +424,8 @@ func fillCUDA(b *devBuilder, n *Node) (func() error, error) {
 	return b.kernel(elementwise, "gt_fill", n.size, b.out(), n.size, b.doubles(n.value))
 }
 
-// windowCUDA is im2col and col2im: one thread per output element.
+// windowCUDA is im2col, col2im and the average pool and its gradient: one
+// thread per output element.
 func windowCUDA(name string) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		return b.kernel(layerSrc, name, n.size, b.out(), b.in(0), n.size, b.window(n.win))

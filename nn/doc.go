@@ -49,7 +49,7 @@
 // block) is a Go struct of its parts with two methods, Call and Variables
 // (see Model); its Variables lists the parts' with VariablesOf, which
 // reports a weight two parts share (a tied embedding) once. A residual is
-// graph.Add(x, f(x)); a part that takes other inputs is a method with its
+// nn.Add(x, f(x)) (models/resnet is one); a part that takes other inputs is a method with its
 // own signature (EmbeddingLayer.Attend). TrainableVariables, SetTrainable,
 // Summary, Predict, Evaluate and the checkpoints take any Model, nothing is
 // found by reflection. Variable names are the paths given to the layers
@@ -57,12 +57,15 @@
 //
 // # Layers
 //
-// Dense (on the last axis of any rank), Conv2D (NHWC), MaxPool2D, Flatten,
-// Dropout, BatchNormalization, Embedding, PositionEmbedding and Activate
-// take LayerOptions (Named, WithoutBias,
-// WithActivation, WithStrides, WithPadding, WithSeed, SyncBatchStats,
-// BatchNormMomentum, BatchNormEpsilon); an option a layer does not use
-// panics and names the option. BatchNormalization with SyncBatchStats
+// Dense (on the last axis of any rank), Conv2D (NHWC, Same padding for
+// every stride, dilation), Conv1D (over [batch, time, channels]; Valid,
+// Same or Causal padding), MaxPool2D, AveragePooling2D,
+// GlobalAveragePooling2D, Flatten, Dropout, BatchNormalization, Embedding,
+// PositionEmbedding and Activate take LayerOptions (Named, WithoutBias,
+// WithActivation, WithStrides, WithDilation, WithPadding, WithSeed,
+// SyncBatchStats, BatchNormMomentum, BatchNormEpsilon); an option a layer
+// does not use panics and names the option. Add joins a residual branch to
+// its shortcut and refuses two shapes, naming both. BatchNormalization with SyncBatchStats
 // computes its batch moments over the real rows of every replica through a
 // differentiable cross-replica sum (strategy.ReplicaContext.AllReduce), so
 // N replicas train exactly like one. Its moving statistics and Dropout's

@@ -70,6 +70,8 @@ type layerConfig struct {
 	act      Activation
 	strideH  int
 	strideW  int
+	dilH     int // Conv2D, Conv1D: taps dilH rows, dilW columns apart
+	dilW     int
 	padding  Padding
 	sync     bool
 	momentum float64
@@ -149,8 +151,18 @@ func WithStrides(h, w int) LayerOption {
 	return layerOptionFunc(func(c *layerConfig) { c.mark("WithStrides"); c.strideH, c.strideW = h, w })
 }
 
-// Padding selects how Conv2D and MaxPool2D treat the image border: Valid
-// (the default) or Same.
+// WithDilation sets the dilation of Conv2D (default 1, 1): the kernel's
+// taps are h rows and w columns apart (Keras's dilation_rate). Conv1D takes
+// WithDilation(1, d). It panics if a rate is < 1.
+func WithDilation(h, w int) LayerOption {
+	if h < 1 || w < 1 {
+		panic(usageError("WithDilation: want dilation rates ≥ 1, got %d, %d", h, w))
+	}
+	return layerOptionFunc(func(c *layerConfig) { c.mark("WithDilation"); c.dilH, c.dilW = h, w })
+}
+
+// Padding selects how the convolution and pooling layers treat the image
+// border: Valid (the default), Same or Causal.
 type Padding = graph.Padding
 
 const (
@@ -158,13 +170,16 @@ const (
 	Valid = graph.Valid
 	// Same pads so that out = ⌈in/s⌉, as TensorFlow does.
 	Same = graph.Same
+	// Causal pads before the input only, so that out = ⌈in/s⌉ and output t
+	// sees inputs up to t·s: Keras's Conv1D padding="causal".
+	Causal = graph.Causal
 )
 
-// WithPadding sets the padding of Conv2D or MaxPool2D. It panics on an
-// unknown padding.
+// WithPadding sets the padding of Conv2D, Conv1D or the pooling layers. It
+// panics on an unknown padding.
 func WithPadding(p Padding) LayerOption {
-	if p != Valid && p != Same {
-		panic(usageError("WithPadding: want Valid or Same, got %v", p))
+	if p != Valid && p != Same && p != Causal {
+		panic(usageError("WithPadding: want Valid, Same or Causal, got %v", p))
 	}
 	return layerOptionFunc(func(c *layerConfig) { c.mark("WithPadding"); c.padding = p })
 }
@@ -279,6 +294,9 @@ var (
 	_ Layer     = (*DenseLayer)(nil)
 	_ Layer     = (*Conv2DLayer)(nil)
 	_ Layer     = (*MaxPool2DLayer)(nil)
+	_ Layer     = (*AveragePooling2DLayer)(nil)
+	_ Layer     = (*GlobalAveragePooling2DLayer)(nil)
+	_ Layer     = (*Conv1DLayer)(nil)
 	_ Layer     = (*FlattenLayer)(nil)
 	_ Layer     = (*DropoutLayer)(nil)
 	_ Layer     = (*BatchNormalizationLayer)(nil)

@@ -169,3 +169,70 @@ func ExampleSequential_SetTrainable() {
 	// 4 false
 	// 6
 }
+
+// A causal Conv1D: each output step sees its own input step and the ones
+// before it, so the first step only sees itself.
+func ExampleConv1D() {
+	s := strategy.NewOneDevice(strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var c *nn.Conv1DLayer
+	s.Scope(func() {
+		c = nn.Conv1D(1, 2, nn.WithPadding(nn.Causal), nn.WithDilation(1, 2), nn.WithoutBias())
+		c.Build([]int{1, 5, 1})
+	})
+	c.Kernel().Assign([]float64{10, 1}) // y[t] = 10·x[t-2] + x[t]
+	x := data.NewTensor([]int{1, 5, 1}, []float64{1, 2, 3, 4, 5})
+	out := s.Run(func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return c.Call(ctx, x, false) }, x)
+	fmt.Println(c.Kernel().Shape(), out.Values()[0].Shape)
+	fmt.Printf("%.0f\n", out.Values()[0].Data)
+	// Output:
+	// [2 1 1] [1 5 1]
+	// [1 2 13 24 35]
+}
+
+// Average pooling and global average pooling of one 2x4 image.
+func ExampleAveragePooling2D() {
+	s := strategy.NewOneDevice(strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var avg *nn.AveragePooling2DLayer
+	var global *nn.GlobalAveragePooling2DLayer
+	s.Scope(func() {
+		avg = nn.AveragePooling2D(2)
+		global = nn.GlobalAveragePooling2D()
+	})
+	x := data.NewTensor([]int{1, 2, 4, 1}, []float64{1, 5, 2, 0, 3, 4, 8, 7})
+	out := s.Run(func(ctx *strategy.ReplicaContext, x *nn.Tensor) (*nn.Tensor, *nn.Tensor) {
+		return avg.Call(ctx, x, false), global.Call(ctx, x, false)
+	}, x)
+	for i := range 2 {
+		v := out.Index(i).Values()[0]
+		fmt.Printf("%v %.2f\n", v.Shape, v.Data)
+	}
+	// Output:
+	// [1 1 2 1] [3.25 4.25]
+	// [1 1] [3.75]
+}
+
+// A residual block: the shortcut is added to the branch's output; a branch
+// that changes the shape needs a projection of the shortcut.
+func ExampleAdd() {
+	s := strategy.NewOneDevice(strategy.WithDType(graph.Float64))
+	defer s.Close()
+	var conv, proj *nn.Conv2DLayer
+	s.Scope(func() {
+		conv = nn.Conv2D(4, 3, nn.WithStrides(2, 2), nn.WithPadding(nn.Same), nn.Named("block/conv"))
+		proj = nn.Conv2D(4, 1, nn.WithStrides(2, 2), nn.Named("block/proj"))
+	})
+	x := data.RandomNormal(1, 2, 6, 6, 3)
+	block := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+		return nn.Add(proj.Call(ctx, x, true), conv.Call(ctx, x, true))
+	}
+	fmt.Println(s.Run(block, x).Values()[0].Shape)
+	_, err := s.TryRun(func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+		return nn.Add(x, conv.Call(ctx, x, true))
+	}, x)
+	fmt.Println(err)
+	// Output:
+	// [2 3 3 4]
+	// strategy: replica 0: nn: add: want tensors of one shape for a residual, got [2 6 6 3] and [2 3 3 4]; project the shortcut to the branch's shape (a 1x1 Conv2D with its strides and filters)
+}

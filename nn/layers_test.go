@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gotrain/gotrain/internal/replicatest"
+
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
@@ -54,30 +56,7 @@ func trainCNN(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
 		return loss
 	}
-	return trainAll(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
-}
-
-// trainAll runs step on every batch of ds distributed by s, checks that it
-// ran wantSteps steps, and returns every variable of s by name.
-func trainAll(t *testing.T, s *strategy.Mirrored, ds *data.Dataset, step any, wantSteps int) map[string][]float64 {
-	t.Helper()
-	steps := 0
-	it := s.DistributeDataset(ds).Iter()
-	for it.Next() {
-		s.Run(step, it.Batch())
-		steps++
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if steps != wantSteps {
-		t.Fatalf("%d replicas ran %d steps, want %d", s.NumReplicasInSync(), steps, wantSteps)
-	}
-	out := map[string][]float64{}
-	for _, v := range s.Variables() {
-		out[v.Name()] = v.Value()
-	}
-	return out
+	return replicatest.Train(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
 }
 
 // checkVariables fails unless want holds every variable named.
@@ -88,38 +67,6 @@ func checkVariables(t *testing.T, want map[string][]float64, names ...string) {
 			t.Fatalf("no variable %q among %v", name, slices.Sorted(maps.Keys(want)))
 		}
 	}
-}
-
-// checkSameVariables fails unless got (trained on n replicas) holds want's
-// variables, each within tol of want's (relDiff).
-func checkSameVariables(t *testing.T, n int, got, want map[string][]float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d replicas: %d variables, want %d", n, len(got), len(want))
-	}
-	worst, where := 0.0, ""
-	for name, w := range want {
-		if d := relDiff(got[name], w); d > worst || math.IsInf(d, 1) {
-			worst, where = d, name
-		}
-	}
-	if worst > tol {
-		t.Errorf("%d replicas: %s differs from 1 replica by %.3g, want ≤ %g", n, where, worst, tol)
-	}
-	t.Logf("%d replicas: worst relative difference %.3g (%s)", n, worst, where)
-}
-
-// relDiff is max |a-b| / max(1, max |b|).
-func relDiff(a, b []float64) float64 {
-	scale, d := 1.0, 0.0
-	for i := range b {
-		scale = max(scale, math.Abs(b[i]))
-		if math.IsNaN(a[i]) != math.IsNaN(b[i]) {
-			return math.Inf(1)
-		}
-		d = max(d, math.Abs(a[i]-b[i]))
-	}
-	return d / scale
 }
 
 // TestCNNReplicasMatchOneReplica is the equivalence of data parallelism for
@@ -137,7 +84,7 @@ func TestCNNReplicasMatchOneReplica(t *testing.T) {
 				t.Fatalf("moving mean %v never updated", mm)
 			}
 			for n := 2; n <= 4; n++ {
-				checkSameVariables(t, n, trainCNN(t, n, c.dt), want, c.tol)
+				replicatest.CheckSame(t, fmt.Sprintf("%d replicas", n), trainCNN(t, n, c.dt), want, c.tol)
 			}
 		})
 	}
@@ -425,7 +372,8 @@ func TestLayerShapesAndSummary(t *testing.T) {
 func TestLayerMisuse(t *testing.T) {
 	s := newStrategy(t)
 	var conv *nn.Conv2DLayer
-	s.Scope(func() { conv = nn.Conv2D(2, 3) })
+	var conv1d *nn.Conv1DLayer
+	s.Scope(func() { conv, conv1d = nn.Conv2D(2, 3), nn.Conv1D(2, 3, nn.Named("seq")) })
 	cases := []struct {
 		name string
 		fn   func()
@@ -445,6 +393,23 @@ func TestLayerMisuse(t *testing.T) {
 			g := graph.New(graph.Float64)
 			s.Scope(func() { nn.BatchNormalization(nn.SyncBatchStats()).Call(nil, g.Placeholder("x", 2, 5), true) })
 		}, nn.ErrUsage, "nn: batch_normalization: synchronized batch statistics need the step's *strategy.ReplicaContext, got nil"},
+		{"conv1d row stride", func() { nn.Conv1D(2, 3, nn.WithStrides(2, 2)) }, nn.ErrUsage,
+			"nn: Conv1D: want WithStrides(1, s) and WithDilation(1, d) (a sequence is one row), got strides 2, 2 and dilation 1, 1"},
+		{"dilation", func() { nn.WithDilation(1, 0) }, nn.ErrUsage, "nn: WithDilation: want dilation rates ≥ 1, got 1, 0"},
+		{"average option", func() { nn.AveragePooling2D(2, nn.WithDilation(2, 2)) }, nn.ErrUsage,
+			"nn: AveragePooling2D: option WithDilation does not apply; it takes [Named WithStrides WithPadding]"},
+		{"conv1d rank", func() {
+			g := graph.New(graph.Float64)
+			s.Scope(func() { conv1d.Call(nil, g.Placeholder("x", 2, 5, 1, 1), true) })
+		}, nn.ErrShape, "nn: seq: want input shape [batch, time, channels], got [2 5 1 1]"},
+		{"conv1d short", func() {
+			g := graph.New(graph.Float64)
+			s.Scope(func() { conv1d.Call(nil, g.Placeholder("x", 2, 2, 4), true) })
+		}, nn.ErrShape, "nn: seq: want a sequence of at least 3 steps for valid padding, got 2"},
+		{"global rank", func() {
+			g := graph.New(graph.Float64)
+			nn.GlobalAveragePooling2D(nn.Named("gap")).Call(nil, g.Placeholder("x", 2, 5), false)
+		}, nn.ErrShape, "nn: gap: want input shape [batch, height, width, channels], got [2 5]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

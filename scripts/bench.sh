@@ -2,7 +2,7 @@
 # Benchmarks, side by side with their references on this machine, in one run.
 # Prints figures and ratios; asserts nothing (tests never assert on time).
 #
-#   scripts/bench.sh [kernel|mlp|gpt|rnn|gorgonia|all]    (default all)
+#   scripts/bench.sh [kernel|mlp|gpt|rnn|resnet|gorgonia|all]    (default all)
 # Needs ../shared/bench beside the checkout and Debian's python3-torch for mlp
 # and gpt; gpt also ../shared/data/tinyshakespeare.txt. GPT_ITERS (default
 # 2000) and GPT_ITERS64 (default 200) set gpt's iterations.
@@ -124,6 +124,16 @@ if [ "$what" = rnn ] || [ "$what" = all ]; then
 	echo "load before: $(uptime)"
 	bin/gotrain bench rnn --replicas 2 --rounds 3
 	echo "load after: $(uptime)"
+fi
+
+if [ "$what" = resnet ] || [ "$what" = all ]; then
+	if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+		echo "bench: Debian's python3-torch is missing: apt-get install -y python3-torch" >&2
+		exit 1
+	fi
+	# gotrain 2 replicas, 1 replica on 1 thread and scripts/torch_resnet.py
+	# on 2 threads, by turns, twice; the ratios take the medians.
+	bin/gotrain bench resnet --replicas 2 --batch 128 --rounds 2 --torch scripts/torch_resnet.py
 fi
 
 if [ "$what" = gorgonia ] || [ "$what" = all ]; then

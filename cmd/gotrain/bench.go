@@ -28,8 +28,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "rnn" {
 		return benchRNN(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "resnet" {
+		return benchResNet(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "mlp" {
-		return fmt.Errorf("gotrain bench: want a benchmark name (mlp, gpt or rnn), got %q", args)
+		return fmt.Errorf("gotrain bench: want a benchmark name (mlp, gpt, rnn or resnet), got %q", args)
 	}
 	fs := flag.NewFlagSet("gotrain bench mlp", flag.ContinueOnError)
 	fs.SetOutput(stderr)

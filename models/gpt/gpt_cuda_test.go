@@ -3,7 +3,10 @@
 package gpt_test
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/gotrain/gotrain/internal/replicatest"
 
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -19,11 +22,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			want := train(t, c.equivCase, strategy.WithReplicas(1))
 			for _, devs := range [][]string{{"gpu:0"}, {"gpu:0", "gpu:0"}, {"gpu:0", "gpu:1"}} {
-				d, where := worst(t, train(t, c.equivCase, strategy.WithDevices(devs...)), want)
-				t.Logf("%v: worst relative difference %.3g (%s)", devs, d, where)
-				if d > c.tol {
-					t.Errorf("%v: %s differs from one CPU replica by %.3g, want ≤ %g", devs, where, d, c.tol)
-				}
+				replicatest.CheckSame(t, fmt.Sprint(devs), train(t, c.equivCase, strategy.WithDevices(devs...)), want, c.tol)
 			}
 		})
 	}

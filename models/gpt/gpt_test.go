@@ -3,11 +3,12 @@ package gpt_test
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gotrain/gotrain/internal/replicatest"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -77,45 +78,7 @@ func train(t *testing.T, c equivCase, opts ...strategy.Option) map[string][]floa
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
 		return loss
 	}
-	steps := 0
-	for it := s.DistributeDataset(ds.Batch(6).Repeat(2)).Iter(); it.Next(); steps++ {
-		if _, err := s.TryRun(step, it.Batch()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if steps != 8 {
-		t.Fatalf("%d steps, want 8", steps)
-	}
-	out := map[string][]float64{}
-	for _, v := range s.Variables() {
-		out[v.Name()] = v.Value()
-	}
-	return out
-}
-
-// worst returns the largest difference of got from want, relative to
-// max(1, max |want|) per variable, and where.
-func worst(t *testing.T, got, want map[string][]float64) (float64, string) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d variables, want %d", len(got), len(want))
-	}
-	d, where := 0.0, ""
-	for name, w := range want {
-		g := got[name]
-		scale, m := 1.0, 0.0
-		for i := range w {
-			scale = max(scale, math.Abs(w[i]))
-			if math.IsNaN(g[i]) {
-				return math.Inf(1), name
-			}
-			m = max(m, math.Abs(g[i]-w[i]))
-		}
-		if m/scale > d {
-			d, where = m/scale, name
-		}
-	}
-	return d, where
+	return replicatest.Train(t, s, ds.Batch(6).Repeat(2), step, 8)
 }
 
 // cases are the optimizers and dtypes of the equivalence, each with its
@@ -154,21 +117,13 @@ func TestReplicasMatchOneReplica(t *testing.T) {
 				t.Fatalf("no gpt/block_1/attn/query/kernel among the variables")
 			}
 			for _, n := range []int{2, 3} {
-				d, where := worst(t, train(t, c.equivCase, strategy.WithReplicas(n)), want)
-				t.Logf("%d replicas: worst relative difference %.3g (%s)", n, d, where)
-				if d > c.tol {
-					t.Errorf("%d replicas: %s differs from 1 replica by %.3g, want ≤ %g", n, where, d, c.tol)
-				}
+				replicatest.CheckSame(t, fmt.Sprintf("%d replicas", n), train(t, c.equivCase, strategy.WithReplicas(n)), want, c.tol)
 			}
 			wg.Wait()
 			if werr != nil {
 				t.Fatal(werr)
 			}
-			d, where := worst(t, workers[c.Name], want)
-			t.Logf("2 workers x 1 replica: worst relative difference %.3g (%s)", d, where)
-			if d > c.tol {
-				t.Errorf("2 workers x 1 replica: %s differs from 1 replica by %.3g, want ≤ %g", where, d, c.tol)
-			}
+			replicatest.CheckSame(t, "2 workers x 1 replica", workers[c.Name], want, c.tol)
 		})
 	}
 }

@@ -48,7 +48,7 @@ def text_of(output):
 class Notebooks(unittest.TestCase):
     def test_every_notebook_is_tested(self):
         tested = {"01-quickstart.ipynb", "02-mnist.ipynb", "03-custom-loops.ipynb", "04-multi-worker.ipynb",
-                  "05-gorgonia.ipynb", "06-gpt.ipynb", "08-recurrent.ipynb"}
+                  "05-gorgonia.ipynb", "06-gpt.ipynb", "07-resnet.ipynb", "08-recurrent.ipynb"}
         present = {n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb")}
         self.assertEqual(present, tested, "a notebook without output checks")
 
@@ -232,6 +232,32 @@ class Notebooks(unittest.TestCase):
         again = re.search(r"after the errors: mean absolute error (\d\.\d+)", texts[10])
         self.assertIsNotNone(again, texts[10])
         self.assertEqual(again.group(1), after.group(1))
+
+    @unittest.skipUnless(os.path.isdir(FASHION), "Debian's dataset-fashion-mnist is not installed")
+    def test_resnet(self):
+        nb = execute("07-resnet.ipynb")
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        # Only the cell tagged raises-exception ends with an error, and it is the residual join's.
+        for i, cell in enumerate(code):
+            errors = [o for o in cell["outputs"] if o["output_type"] == "error"]
+            if "raises-exception" in cell["metadata"].get("tags", []):
+                self.assertEqual(len(errors), 1, f"code cell {i}: {cell['outputs']}")
+                self.assertRegex(errors[0]["evalue"],
+                                 r"nn: broken/add: want tensors of one shape for a residual, got \[\d+ 28 28 1\] and \[\d+ 14 14 16\]")
+            else:
+                self.assertEqual(errors, [], f"code cell {i}")
+        texts = ["".join(text_of(o) for o in c["outputs"]) for c in code]
+        self.assertIn("train: [60000 28 28 1] [60000]  test: [10000 28 28 1] [10000]", texts[1])
+        self.assertRegex(texts[3], r"replicas in sync: [1-9]")
+        self.assertIn("77 variables, 174970 trainable parameters", texts[3])
+        epochs = re.findall(r"epoch (\d+): mean training loss (\d\.\d+)", texts[5])
+        self.assertEqual([int(e) for e, _ in epochs], [1, 2, 3, 4, 5])
+        self.assertLess(float(epochs[-1][1]), float(epochs[0][1]))
+        self.assert_final_monitor(code[5], "ResNet: step 2345/2345")
+        # After the error: the model evaluates, at the target (the MLP of 02-mnist gets about 0.878).
+        final = re.search(r"final test accuracy: (\d\.\d+) after 2345 steps \(5 epochs\)", texts[7])
+        self.assertIsNotNone(final, texts[7])
+        self.assertGreaterEqual(float(final.group(1)), 0.91)
 
     def test_custom_loops(self):
         nb = execute("03-custom-loops.ipynb")
