@@ -1,0 +1,146 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+)
+
+// SelfAttention returns the multi-head self-attention of packed
+// projections qkv [..., t, 3·heads·d], whose last axis holds the queries,
+// keys and values in that order, each as heads blocks of d features (the
+// product of an input with the concatenated query, key and value kernels).
+// The result [..., t, heads·d] holds each head's attention
+//
+//	softmax(qₕ·kₕᵀ/√d)·vₕ
+//
+// in its block of d features, as a multi-head layer joins its heads. It is
+// Attention on q, k and v split out of qkv into [..., heads, t, d] and
+// transposed back, without those copies: its products read the heads in
+// place, through BLAS's leading dimensions. With causal set, position i
+// attends to positions j ≤ i only. The weights [..., heads, t, t] are held
+// for the backward pass.
+// It panics with an error wrapping ErrShape if qkv has fewer than two axes,
+// heads < 1, or the last axis is not a multiple of 3·heads.
+func SelfAttention(qkv *Node, heads int, causal bool) *Node {
+	const op = "self_attention"
+	g := graphOf(op, qkv)
+	r := len(qkv.shape)
+	if r < 2 || heads < 1 || qkv.shape[r-1]%(3*heads) != 0 {
+		panic(shapeErr(g, op, fmt.Sprintf("want qkv [..., t, 3·heads·d] with %d heads, got %v", heads, qkv.shape)))
+	}
+	t := qkv.shape[r-2]
+	ws := append(append([]int{}, qkv.shape[:r-2]...), heads, t, t)
+	w := g.add(opSelfAttnWeights, ws, qkv)
+	w.causal = causal
+	ys := append([]int{}, qkv.shape...)
+	ys[r-1] /= 3
+	out := g.add(opSelfAttn, ys, w, qkv)
+	out.causal = causal
+	return out
+}
+
+// selfAttnGeo is the geometry of a self-attention node or of one of its
+// gradients, read from its qkv input [..., t, 3·heads·d] and its weights
+// [..., heads, t, t].
+type selfAttnGeo struct {
+	blocks, heads, t, d int // blocks: the product of the batch axes and heads
+	c, hd               int // qkv's row (3·heads·d) and the output's (heads·d)
+	scale               float64
+}
+
+func selfAttnGeoOf(qkv, w *Node) selfAttnGeo {
+	rq, rw := len(qkv.shape), len(w.shape)
+	s := selfAttnGeo{heads: w.shape[rw-3], t: qkv.shape[rq-2], c: qkv.shape[rq-1]}
+	s.blocks = sizeOf(w.shape[:rw-2])
+	s.hd = s.c / 3
+	s.d = s.hd / s.heads
+	if s.d > 0 {
+		s.scale = 1 / math.Sqrt(float64(s.d))
+	}
+	return s
+}
+
+// q, k and v return the element offset, in qkv, of block i's first query,
+// key and value (i = batch·heads + head); their rows are c apart.
+func (s selfAttnGeo) q(i int) int { return (i/s.heads)*s.t*s.c + (i%s.heads)*s.d }
+func (s selfAttnGeo) k(i int) int { return s.q(i) + s.hd }
+func (s selfAttnGeo) v(i int) int { return s.q(i) + 2*s.hd }
+
+// y returns the element offset of block i's first output row in a
+// [..., t, heads·d] tensor (the output and its gradient); rows are hd apart.
+func (s selfAttnGeo) y(i int) int { return (i/s.heads)*s.t*s.hd + (i%s.heads)*s.d }
+
+// selfAttnGrad gives qkv its whole gradient, through the weights too, so
+// the weights node stops gradients (as norm_stats does for a norm): the
+// weights are private to the node, so nothing else can read them.
+func selfAttnGrad(n, dy *Node) []*Node {
+	w, qkv := n.in[0], n.in[1]
+	ds := n.g.add(opSelfAttnScoresGrad, w.shape, qkv, w, dy)
+	ds.causal = n.causal
+	return []*Node{nil, n.g.add(opSelfAttnGrad, qkv.shape, qkv, w, ds, dy)}
+}
+
+// selfAttnWeightsKernel is, per block: w = softmax(q·kᵀ/√d), causally
+// masked if asked.
+func selfAttnWeightsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	qkv, s, causal := in[0], selfAttnGeoOf(n.in[0], n), n.causal
+	tt := s.t * s.t
+	return func() {
+		for i := range s.blocks {
+			w := out[i*tt : (i+1)*tt]
+			gemm(false, true, s.t, s.t, s.d, T(s.scale), qkv[s.q(i):], s.c, qkv[s.k(i):], s.c, 0, w, s.t)
+			if causal {
+				causalSoftmax(w, w, s.t, s.t)
+			} else {
+				softmaxRows(w, w, s.t, false)
+			}
+		}
+	}
+}
+
+// selfAttnKernel is, per block: y = w·v.
+func selfAttnKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	w, qkv, s := in[0], in[1], selfAttnGeoOf(n.in[1], n.in[0])
+	tt := s.t * s.t
+	return func() {
+		for i := range s.blocks {
+			gemm(false, false, s.t, s.d, s.t, 1, w[i*tt:], s.t, qkv[s.v(i):], s.c, 0, out[s.y(i):], s.hd)
+		}
+	}
+}
+
+// selfAttnScoresGradKernel is, per block, the gradient of the scores
+// before the softmax: ds = softmaxGrad(w, dy·vᵀ).
+func selfAttnScoresGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	qkv, w, dy, s, causal := in[0], in[1], in[2], selfAttnGeoOf(n.in[0], n.in[1]), n.causal
+	tt := s.t * s.t
+	return func() {
+		for i := range s.blocks {
+			ds, wi := out[i*tt:(i+1)*tt], w[i*tt:(i+1)*tt]
+			gemm(false, true, s.t, s.t, s.d, 1, dy[s.y(i):], s.hd, qkv[s.v(i):], s.c, 0, ds, s.t)
+			if causal {
+				causalSoftmaxGradRows(ds, wi, ds, s.t, s.t)
+			} else {
+				softmaxGrad(ds, wi, ds, s.t)
+			}
+		}
+	}
+}
+
+// selfAttnGradKernel is, per block, qkv's gradient: dq = ds·k/√d,
+// dk = dsᵀ·q/√d and dv = wᵀ·dy, each written in place in its block.
+func selfAttnGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	qkv, w, ds, dy, s := in[0], in[1], in[2], in[3], selfAttnGeoOf(n.in[0], n.in[1])
+	tt, sc := s.t*s.t, T(s.scale)
+	return func() {
+		for i := range s.blocks {
+			gemm(false, false, s.t, s.d, s.t, sc, ds[i*tt:], s.t, qkv[s.k(i):], s.c, 0, out[s.q(i):], s.c)
+			gemm(true, false, s.t, s.d, s.t, sc, ds[i*tt:], s.t, qkv[s.q(i):], s.c, 0, out[s.k(i):], s.c)
+			gemm(true, false, s.t, s.d, s.t, 1, w[i*tt:], s.t, dy[s.y(i):], s.hd, 0, out[s.v(i):], s.c)
+		}
+	}
+}
