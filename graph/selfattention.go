@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"math"
+
+	"github.com/gotrain/gotrain/kernels"
 )
 
 // SelfAttention returns the multi-head self-attention of packed
@@ -91,7 +93,7 @@ func selfAttnWeightsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int)
 			w := out[i*tt : (i+1)*tt]
 			gemm(false, true, s.t, s.t, s.d, T(s.scale), qkv[s.q(i):], s.c, qkv[s.k(i):], s.c, 0, w, s.t)
 			if causal {
-				causalSoftmax(w, w, s.t, s.t)
+				paddedCausalSoftmax(w, s.t)
 			} else {
 				softmaxRows(w, w, s.t, false)
 			}
@@ -122,7 +124,7 @@ func selfAttnScoresGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]i
 			ds, wi := out[i*tt:(i+1)*tt], w[i*tt:(i+1)*tt]
 			gemm(false, true, s.t, s.t, s.d, 1, dy[s.y(i):], s.hd, qkv[s.v(i):], s.c, 0, ds, s.t)
 			if causal {
-				causalSoftmaxGradRows(ds, wi, ds, s.t, s.t)
+				paddedCausalSoftmaxGrad(ds, wi, s.t)
 			} else {
 				softmaxGrad(ds, wi, ds, s.t)
 			}
@@ -142,5 +144,36 @@ func selfAttnGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) fu
 			gemm(true, false, s.t, s.d, s.t, sc, ds[i*tt:], s.t, qkv[s.q(i):], s.c, 0, out[s.k(i):], s.c)
 			gemm(true, false, s.t, s.d, s.t, 1, w[i*tt:], s.t, dy[s.y(i):], s.hd, 0, out[s.v(i):], s.c)
 		}
+	}
+}
+
+// paddedCausalSoftmax is causalSoftmax(w, w, t, t) in place, computed over
+// each row's visible keys and the masked ones after them up to a multiple
+// of 8, those set to -Inf first: their exponentials are exactly 0, and the
+// vector loops of kernels.Max and kernels.ExpSubTo then cover the whole
+// row instead of leaving up to 7 elements to scalar code.
+func paddedCausalSoftmax[T Float](w []T, t int) {
+	inf := T(math.Inf(-1))
+	for i := range t {
+		row := w[i*t : (i+1)*t]
+		n := min(t, (i+8)&^7) // i+1 visible keys, rounded up
+		for j := i + 1; j < n; j++ {
+			row[j] = inf
+		}
+		r := row[:n]
+		kernels.ScaleTo(r, 1/kernels.ExpSubTo(r, r, kernels.Max(r)), r)
+		clear(row[n:])
+	}
+}
+
+// paddedCausalSoftmaxGrad is causalSoftmaxGradRows(ds, w, ds, t, t) in
+// place, over the rows that paddedCausalSoftmax computed: the weights of
+// the padding are 0, so their gradients are too.
+func paddedCausalSoftmaxGrad[T Float](ds, w []T, t int) {
+	for i := range t {
+		n := min(t, (i+8)&^7)
+		d, y := ds[i*t:i*t+n], w[i*t:i*t+n]
+		kernels.SoftmaxGradTo(d, y, d, kernels.Dot(y, d))
+		clear(ds[i*t+n : (i+1)*t])
 	}
 }
