@@ -87,11 +87,11 @@ func selfAttnGrad(n, dy *Node) []*Node {
 func selfAttnWeightsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	gemm := gemmFor[T]()
 	qkv, s, causal := in[0], selfAttnGeoOf(n.in[0], n), n.causal
-	tt := s.t * s.t
+	tt, h := s.t*s.t, s.split(causal)
 	return func() {
 		for i := range s.blocks {
 			w := out[i*tt : (i+1)*tt]
-			gemm(false, true, s.t, s.t, s.d, T(s.scale), qkv[s.q(i):], s.c, qkv[s.k(i):], s.c, 0, w, s.t)
+			scoresGemm(gemm, h, s.t, s.d, T(s.scale), qkv[s.q(i):], s.c, qkv[s.k(i):], s.c, w)
 			if causal {
 				paddedCausalSoftmax(w, s.t)
 			} else {
@@ -105,10 +105,10 @@ func selfAttnWeightsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int)
 func selfAttnKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	gemm := gemmFor[T]()
 	w, qkv, s := in[0], in[1], selfAttnGeoOf(n.in[1], n.in[0])
-	tt := s.t * s.t
+	tt, h := s.t*s.t, s.split(n.in[0].causal)
 	return func() {
 		for i := range s.blocks {
-			gemm(false, false, s.t, s.d, s.t, 1, w[i*tt:], s.t, qkv[s.v(i):], s.c, 0, out[s.y(i):], s.hd)
+			lowerGemm(gemm, false, h, s.t, s.d, 1, w[i*tt:], qkv[s.v(i):], s.c, out[s.y(i):], s.hd)
 		}
 	}
 }
@@ -118,11 +118,11 @@ func selfAttnKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func()
 func selfAttnScoresGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	gemm := gemmFor[T]()
 	qkv, w, dy, s, causal := in[0], in[1], in[2], selfAttnGeoOf(n.in[0], n.in[1]), n.causal
-	tt := s.t * s.t
+	tt, h := s.t*s.t, s.split(causal)
 	return func() {
 		for i := range s.blocks {
 			ds, wi := out[i*tt:(i+1)*tt], w[i*tt:(i+1)*tt]
-			gemm(false, true, s.t, s.t, s.d, 1, dy[s.y(i):], s.hd, qkv[s.v(i):], s.c, 0, ds, s.t)
+			scoresGemm(gemm, h, s.t, s.d, 1, dy[s.y(i):], s.hd, qkv[s.v(i):], s.c, ds)
 			if causal {
 				paddedCausalSoftmaxGrad(ds, wi, s.t)
 			} else {
@@ -137,13 +137,56 @@ func selfAttnScoresGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]i
 func selfAttnGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	gemm := gemmFor[T]()
 	qkv, w, ds, dy, s := in[0], in[1], in[2], in[3], selfAttnGeoOf(n.in[0], n.in[1])
-	tt, sc := s.t*s.t, T(s.scale)
+	tt, sc, h := s.t*s.t, T(s.scale), s.split(n.in[1].causal)
 	return func() {
 		for i := range s.blocks {
-			gemm(false, false, s.t, s.d, s.t, sc, ds[i*tt:], s.t, qkv[s.k(i):], s.c, 0, out[s.q(i):], s.c)
-			gemm(true, false, s.t, s.d, s.t, sc, ds[i*tt:], s.t, qkv[s.q(i):], s.c, 0, out[s.k(i):], s.c)
-			gemm(true, false, s.t, s.d, s.t, 1, w[i*tt:], s.t, dy[s.y(i):], s.hd, 0, out[s.v(i):], s.c)
+			lowerGemm(gemm, false, h, s.t, s.d, sc, ds[i*tt:], qkv[s.k(i):], s.c, out[s.q(i):], s.c)
+			lowerGemm(gemm, true, h, s.t, s.d, sc, ds[i*tt:], qkv[s.q(i):], s.c, out[s.k(i):], s.c)
+			lowerGemm(gemm, true, h, s.t, s.d, 1, w[i*tt:], dy[s.y(i):], s.hd, out[s.v(i):], s.c)
 		}
+	}
+}
+
+// split returns where the CPU kernels cut the t positions of a causal
+// block in two, h: the queries before h see only the keys before h, so the
+// products skip the key block [h, t) of those rows, about a quarter of each
+// product. h is a multiple of 8 so that paddedCausalSoftmax's rows before
+// h stay before it; 0 (no cut) without a mask or for t < 16.
+func (s selfAttnGeo) split(causal bool) int {
+	if !causal {
+		return 0
+	}
+	return (s.t / 2) &^ 7
+}
+
+// scoresGemm is out [t, t] = alpha·x·yᵀ for x and y [t, d] with rows ldx
+// and ldy apart; with h > 0, only the rows before h of the keys before h
+// and every key of the rows from h on, the rest of out left as it was.
+func scoresGemm[T Float](gemm gemmFunc[T], h, t, d int, alpha T, x []T, ldx int, y []T, ldy int, out []T) {
+	if h == 0 {
+		gemm(false, true, t, t, d, alpha, x, ldx, y, ldy, 0, out, t)
+		return
+	}
+	gemm(false, true, h, h, d, alpha, x, ldx, y, ldy, 0, out, t)
+	gemm(false, true, t-h, t, d, alpha, x[h*ldx:], ldx, y, ldy, 0, out[h*t:], t)
+}
+
+// lowerGemm is c [t, d] = alpha·op(l)·b for l [t, t] (transposed when
+// trans) and b [t, d], rows ldb and ldc apart; with h > 0, l's rows before
+// h must be 0 from column h on, as causal weights and their gradients are,
+// and the products skip those zeros.
+func lowerGemm[T Float](gemm gemmFunc[T], trans bool, h, t, d int, alpha T, l, b []T, ldb int, c []T, ldc int) {
+	switch {
+	case h == 0:
+		gemm(trans, false, t, d, t, alpha, l, t, b, ldb, 0, c, ldc)
+	case trans:
+		// Rows of lᵀ before h are l's columns before h, every row of l;
+		// from h on, l's rows from h on.
+		gemm(true, false, h, d, t, alpha, l, t, b, ldb, 0, c, ldc)
+		gemm(true, false, t-h, d, t-h, alpha, l[h*t+h:], t, b[h*ldb:], ldb, 0, c[h*ldc:], ldc)
+	default:
+		gemm(false, false, h, d, h, alpha, l, t, b, ldb, 0, c, ldc)
+		gemm(false, false, t-h, d, t, alpha, l[h*t:], t, b, ldb, 0, c[h*ldc:], ldc)
 	}
 }
 

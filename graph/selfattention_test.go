@@ -46,6 +46,7 @@ func selfAttentionOpCases() []opCase {
 	return []opCase{
 		{name: "self_attention", shapes: [][]int{{2, 3, 12}}, build: sa(2, false), ref: selfAttentionRef(2, 3, 2, 2, false)},
 		{name: "self_attention-causal", shapes: [][]int{{2, 4, 18}}, build: sa(2, true), ref: selfAttentionRef(2, 4, 2, 3, true)},
+		{name: "self_attention-causal-split-rows", shapes: [][]int{{1, 19, 12}}, build: sa(2, true), ref: selfAttentionRef(1, 19, 2, 2, true)},
 		{name: "self_attention-one-head-rank2", shapes: [][]int{{5, 6}}, build: sa(1, true), ref: selfAttentionRef(1, 5, 1, 2, true)},
 		{name: "self_attention-batch-axes", shapes: [][]int{{2, 1, 3, 9}}, build: sa(3, false), ref: selfAttentionRef(2, 3, 3, 1, false)},
 	}
