@@ -14,13 +14,14 @@ import (
 // BLAS thread: the forward pass alone, forward and backward (gradients of
 // q, k and v), the six batched products of forward and backward alone (the
 // floor a fused kernel doing the same products would approach), and the
-// masked softmax of the weights alone.
+// masked softmax of the weights alone; then SelfAttention forward and
+// backward on the packed qkv [batch, t, 3·h·d], with no transposes.
 func BenchmarkAttention(b *testing.B) {
 	blas.SetThreads(1)
 	const h, t, d = 4, 64, 32
 	for _, batch := range []int{6, 12} {
 		shape := []int{batch, h, t, d}
-		for _, part := range []string{"fwd", "fwd+bwd", "products", "softmax"} {
+		for _, part := range []string{"fwd", "fwd+bwd", "products", "softmax", "self-fwd+bwd"} {
 			b.Run(fmt.Sprintf("b%d-%s", batch, part), func(b *testing.B) {
 				g := graph.New(graph.Float32)
 				q, k, v := g.Placeholder("q", shape...), g.Placeholder("k", shape...), g.Placeholder("v", shape...)
@@ -44,6 +45,10 @@ func BenchmarkAttention(b *testing.B) {
 					}
 				case "softmax":
 					outs = []*graph.Node{graph.Softmax(graph.CausalMask(g.Placeholder("s", batch, h, t, t)))}
+				case "self-fwd+bwd":
+					q = g.Placeholder("qkv", batch, t, 3*h*d)
+					outs = g.Gradients(graph.Sum(graph.SelfAttention(q, h, true)), []*graph.Node{q})
+					k, v = q, q
 				}
 				p, err := g.Compile(outs...)
 				if err != nil {

@@ -2,6 +2,8 @@
 
 package graph
 
+import "github.com/gotrain/gotrain/gpu"
+
 // The CUDA kernel of batch_matmul (batchmatmul.go): one batched cuBLAS call
 // over arrays of block pointers kept in the step's parameter slot, a
 // broadcast operand's block repeated in its array.
@@ -10,31 +12,47 @@ func batchMatMulWords(n *Node) int { return 3 * sizeOf(n.shape[:len(n.shape)-2])
 
 func batchMatMulCUDA(b *devBuilder, n *Node) (func() error, error) {
 	bg := batchGemmOf(n)
-	nb, esz := len(bg.a), b.d.p.dt.size()
+	cs := make([]int, len(bg.a))
+	for i := range cs {
+		cs[i] = i * bg.m * bg.n
+	}
+	return b.gemmBatched(n.transA, n.transB, bg.m, bg.n, bg.k, 1,
+		b.in(0), bg.a, bg.lda, b.in(1), bg.b, bg.ldb, b.out(), cs, bg.n)
+}
+
+// gemmBatched returns one batched cuBLAS call computing, for each i,
+//
+//	c[co[i]:] = alpha·op(a[ao[i]:])·op(bm[bo[i]:])
+//
+// the offsets in elements, as gemmFor's BLAS call computes each block on
+// the CPU. It puts 3·len(ao) pointers in n's parameter slot, so the op's
+// cudaKernel.words must count them. With k == 0 it clears n's whole
+// output, which every caller's blocks then cover.
+func (b *devBuilder) gemmBatched(transA, transB bool, m, n, k int, alpha float64, a gpu.Ptr, ao []int, lda int, bm gpu.Ptr, bo []int, ldb int, c gpu.Ptr, co []int, ldc int) (func() error, error) {
+	nb, esz := len(ao), b.d.p.dt.size()
 	switch {
-	case bg.m == 0 || bg.n == 0 || nb == 0:
+	case m == 0 || n == 0 || nb == 0:
 		return func() error { return nil }, nil
-	case bg.k == 0:
+	case k == 0:
 		return b.zero(), nil
 	}
 	as, bs, cs := make([]int, nb), make([]int, nb), make([]int, nb)
 	for i := range nb {
-		as[i] = int(b.in(0).Add(bg.a[i] * esz))
-		bs[i] = int(b.in(1).Add(bg.b[i] * esz))
-		cs[i] = int(b.out().Add(i * bg.m * bg.n * esz))
+		as[i] = int(a.Add(ao[i] * esz))
+		bs[i] = int(bm.Add(bo[i] * esz))
+		cs[i] = int(c.Add(co[i] * esz))
 	}
 	pa, pb, pc := b.ints(as...), b.ints(bs...), b.ints(cs...)
 	h, err := b.d.handle()
 	if err != nil {
 		return nil, err
 	}
-	ta, tb := n.transA, n.transB
 	if b.d.p.dt == Float32 {
 		return func() error {
-			return h.GemmBatched32(ta, tb, bg.m, bg.n, bg.k, 1, pa, bg.lda, pb, bg.ldb, 0, pc, bg.n, nb)
+			return h.GemmBatched32(transA, transB, m, n, k, float32(alpha), pa, lda, pb, ldb, 0, pc, ldc, nb)
 		}, nil
 	}
 	return func() error {
-		return h.GemmBatched64(ta, tb, bg.m, bg.n, bg.k, 1, pa, bg.lda, pb, bg.ldb, 0, pc, bg.n, nb)
+		return h.GemmBatched64(transA, transB, m, n, k, alpha, pa, lda, pb, ldb, 0, pc, ldc, nb)
 	}, nil
 }

@@ -72,6 +72,10 @@
 // dγ one pass over the rows. Attention is composed: q·kᵀ/√d by
 // BatchMatMul, Softmax and the product with v; causal, the softmax is one
 // op, Softmax(CausalMask(x)) computing only the keys each query sees.
+// SelfAttention is the multi-head form on packed projections [..., t,
+// 3·heads·d]: its products read and write each head in place through
+// BLAS's leading dimensions, so a layer needs no transposes around it; its
+// weights node stops gradients, the attention node's gradient covering both.
 //
 // # Running
 //

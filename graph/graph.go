@@ -171,6 +171,9 @@ type Node struct {
 	perm []int    // Transpose: output axis i is input axis perm[i]
 	from int      // Slice and its gradient: the first index along axis
 	norm *normDef // LayerNorm, RMSNorm, their statistics and gradients
+	// SelfAttention, its weights and its gradients: keys after the query
+	// are masked.
+	causal bool
 }
 
 // Shape returns a copy of the node's shape; a scalar has shape [].

@@ -46,5 +46,9 @@ func TestDeviceIssue22Ops(t *testing.T) {
 			build: func(in []*graph.Node) *graph.Node { return graph.Attention(in[0], in[1], in[2], true) }},
 		{name: "attention-causal-fewer-queries-2x3x5x9", shapes: [][]int{{2, 3, 5, 9}, {2, 3, 17, 9}, {2, 3, 17, 5}},
 			build: func(in []*graph.Node) *graph.Node { return graph.Attention(in[0], in[1], in[2], true) }},
+		{name: "self_attention-causal-2x17x(3x3x5)", shapes: [][]int{{2, 17, 45}},
+			build: func(in []*graph.Node) *graph.Node { return graph.SelfAttention(in[0], 3, true) }},
+		{name: "self_attention-3x9x(3x2x7)", shapes: [][]int{{3, 9, 42}},
+			build: func(in []*graph.Node) *graph.Node { return graph.SelfAttention(in[0], 2, false) }},
 	})
 }

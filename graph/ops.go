@@ -94,6 +94,11 @@ const (
 	opNormGammaGrad     // dγ = Σ_rows dy·(x-mean)·(1/σ)
 	opCausalSoftmax     // Softmax(CausalMask(x)), the masked keys not computed
 	opCausalSoftmaxGrad // dx from causal_softmax output y and dy
+	// Self-attention on packed projections (selfattention.go).
+	opSelfAttnWeights    // per head: softmax(q·kᵀ/√d), read in place from qkv
+	opSelfAttn           // per head: weights·v, written in place among the heads
+	opSelfAttnScoresGrad // per head: softmax_grad(weights, dy·vᵀ)
+	opSelfAttnGrad       // qkv's gradient from qkv, the weights, the scores' gradient and dy
 	numOps
 )
 

@@ -115,6 +115,11 @@ var cudaKernels = [numOps]*cudaKernel{
 	opNormGammaGrad:     {plan: normGammaGradCUDA},
 	opCausalSoftmax:     {plan: causalSoftmaxCUDA("gt_causal_softmax")},
 	opCausalSoftmaxGrad: {plan: causalSoftmaxCUDA("gt_causal_softmax_grad")},
+	// Self-attention on packed projections (selfattention_cuda.go).
+	opSelfAttnWeights:    {plan: selfAttnWeightsCUDA, words: selfAttnWords(1)},
+	opSelfAttn:           {plan: selfAttnCUDA, words: selfAttnWords(1)},
+	opSelfAttnScoresGrad: {plan: selfAttnScoresGradCUDA, words: selfAttnWords(1)},
+	opSelfAttnGrad:       {plan: selfAttnGradCUDA, words: selfAttnWords(3)},
 }
 
 func attachCUDA() {

@@ -199,7 +199,7 @@ func Stack(axis int, xs ...*Node) *Node {
 
 // sameIssue22 compares the parameters of the issue 22 ops, for Node.same.
 func (a *Node) sameIssue22(b *Node) bool {
-	return slices.Equal(a.perm, b.perm) && a.from == b.from &&
+	return slices.Equal(a.perm, b.perm) && a.from == b.from && a.causal == b.causal &&
 		(a.norm == nil) == (b.norm == nil) && (a.norm == nil || *a.norm == *b.norm)
 }
 

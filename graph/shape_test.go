@@ -17,7 +17,8 @@ func issue22OpCases() []opCase {
 	cases := shapeOpCases()
 	cases = append(cases, batchMatMulOpCases()...)
 	cases = append(cases, normOpCases()...)
-	return append(cases, attentionOpCases()...)
+	cases = append(cases, attentionOpCases()...)
+	return append(cases, selfAttentionOpCases()...)
 }
 
 // strides returns the row-major strides of shape in elements.

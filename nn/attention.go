@@ -12,7 +12,9 @@ import (
 // projected back to the query's width. Create it with MultiHeadAttention.
 //
 // Call is self-attention (query, key and value are x), so the layer chains
-// in a Sequential; its three projections run as one product. Attend takes a
+// in a Sequential; its three projections run as one product, whose heads
+// graph.SelfAttention attends in place (the composed ops, with transposes,
+// when attention dropout is on while training). Attend takes a
 // separate key and value (cross-attention).
 //
 // Its kernels are 2-D: query/kernel, key/kernel and value/kernel
@@ -126,6 +128,12 @@ func (l *MultiHeadAttentionLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, 
 		bias = graph.Concat(0, g.Var(l.qb), g.Var(l.kb), g.Var(l.vb))
 	}
 	qkv := graph.Dense(graph.Reshape(x, b*t, c), w, bias, graph.Linear)
+	if !training || l.rate == 0 {
+		// The heads are read and written in place in qkv and the output,
+		// without the transposes below.
+		y := graph.SelfAttention(graph.Reshape(qkv, b, t, 3*l.heads*l.keyDim), l.heads, l.causal)
+		return l.project(g, graph.Reshape(y, b*t, l.heads*l.keyDim), b, t, c)
+	}
 	// [b, t, 3, heads, keyDim] → [3, b, heads, t, keyDim]: q, k and v.
 	qkv = graph.Transpose(graph.Reshape(qkv, b, t, 3, l.heads, l.keyDim), 2, 0, 3, 1, 4)
 	parts := graph.Split(qkv, 0, 1, 1, 1)
@@ -189,8 +197,13 @@ func (l *MultiHeadAttentionLayer) output(ctx *strategy.ReplicaContext, g *graph.
 	} else {
 		y = graph.Attention(q, k, v, l.causal)
 	}
-	hd := l.heads * l.keyDim
-	y = graph.Reshape(graph.Transpose(y, 0, 2, 1, 3), b*tq, hd)
+	y = graph.Reshape(graph.Transpose(y, 0, 2, 1, 3), b*tq, l.heads*l.keyDim)
+	return l.project(g, y, b, tq, c)
+}
+
+// project applies the output projection to the joined heads y
+// [b·tq, heads·keyDim], giving [b, tq, c].
+func (l *MultiHeadAttentionLayer) project(g *graph.Graph, y *Tensor, b, tq, c int) *Tensor {
 	var ob *Tensor
 	if l.ob != nil {
 		ob = g.Var(l.ob)

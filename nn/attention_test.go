@@ -94,39 +94,60 @@ func TestNormLayers(t *testing.T) {
 // by finite differences; Attend with key and value of another length.
 func TestMultiHeadAttention(t *testing.T) {
 	const b, tt, c, heads, kd = 2, 4, 6, 2, 3
+	// selfAttention builds the layer with opts, calls it on x, compares
+	// its gradients with finite differences and returns how many outputs
+	// differ from attentionRef.
+	selfAttention := func(t *testing.T, training, causal, bias bool, opts ...nn.LayerOption) int {
+		t.Helper()
+		s := newStrategy(t)
+		g := graph.New(graph.Float64)
+		x := g.Placeholder("x", b, tt, c)
+		if causal {
+			opts = append(opts, nn.WithCausalMask())
+		}
+		if !bias {
+			opts = append(opts, nn.WithoutBias())
+		}
+		var l *nn.MultiHeadAttentionLayer
+		var y *nn.Tensor
+		s.Scope(func() { l = nn.MultiHeadAttention(heads, kd, opts...); y = l.Call(nil, x, training) })
+		vars := l.TrainableVariables() // without dropout's step counter
+		for i, v := range vars {
+			v.Assign(randomValues(uint64(20+i), v.Len()))
+		}
+		xv := randomValues(4, b*tt*c)
+		p := newGradProgram(t, y, x, xv, vars...)
+		p.eval(t)
+		want := attentionRef(xv, vars, b, tt, c, heads, kd, causal, bias)
+		differ := 0
+		for i, v := range p.prog.Value(y) {
+			if math.Abs(v-want[i]) > 1e-10 {
+				differ++
+			}
+		}
+		p.check(t, vars...)
+		return differ
+	}
 	for _, causal := range []bool{false, true} {
 		for _, bias := range []bool{false, true} {
 			t.Run(fmt.Sprintf("causal=%v,bias=%v", causal, bias), func(t *testing.T) {
-				s := newStrategy(t)
-				g := graph.New(graph.Float64)
-				x := g.Placeholder("x", b, tt, c)
-				opts := []nn.LayerOption{}
-				if causal {
-					opts = append(opts, nn.WithCausalMask())
+				if n := selfAttention(t, true, causal, bias); n > 0 {
+					t.Errorf("%d outputs differ from attention by loops", n)
 				}
-				if !bias {
-					opts = append(opts, nn.WithoutBias())
-				}
-				var l *nn.MultiHeadAttentionLayer
-				var y *nn.Tensor
-				s.Scope(func() { l = nn.MultiHeadAttention(heads, kd, opts...); y = l.Call(nil, x, true) })
-				vars := l.Variables()
-				for i, v := range vars {
-					v.Assign(randomValues(uint64(20+i), v.Len()))
-				}
-				xv := randomValues(4, b*tt*c)
-				p := newGradProgram(t, y, x, xv, vars...)
-				p.eval(t)
-				want := attentionRef(xv, vars, b, tt, c, heads, kd, causal, bias)
-				for i, v := range p.prog.Value(y) {
-					if math.Abs(v-want[i]) > 1e-10 {
-						t.Fatalf("y[%d] = %v, want %v", i, v, want[i])
-					}
-				}
-				p.check(t, vars...)
 			})
 		}
 	}
+	t.Run("dropout", func(t *testing.T) {
+		// With attention dropout, Call attends through the composed ops
+		// while training (the weights are dropped) and through
+		// graph.SelfAttention otherwise; both are checked.
+		for _, training := range []bool{false, true} {
+			n := selfAttention(t, training, true, true, nn.AttentionDropout(0.5), nn.WithSeed(3))
+			if training != (n > 0) {
+				t.Errorf("training=%v: %d outputs differ from attention without dropout", training, n)
+			}
+		}
+	})
 	t.Run("attend", func(t *testing.T) {
 		s := newStrategy(t)
 		g := graph.New(graph.Float64)
