@@ -35,6 +35,24 @@ func addAVX32(dst, a, b []float32)
 func addAVX64(dst, a, b []float64)
 
 //go:noescape
+func subAVX32(dst, a, b []float32)
+
+//go:noescape
+func subAVX64(dst, a, b []float64)
+
+//go:noescape
+func mulAVX32(dst, a, b []float32)
+
+//go:noescape
+func mulAVX64(dst, a, b []float64)
+
+//go:noescape
+func divAVX32(dst, a, b []float32)
+
+//go:noescape
+func divAVX64(dst, a, b []float64)
+
+//go:noescape
 func reluGradAVX32(out, y, dy []float32)
 
 //go:noescape
@@ -74,6 +92,14 @@ func adamVector[T Float](w, g, m, v []T, k *adamConsts[T]) int {
 func addVector[T Float](dst, a, b []T) int {
 	return vector3(hasAVX, dst, a, b, addAVX32, addAVX64)
 }
+
+// subVector, mulVector and divVector are addVector for SubTo, MulTo and
+// DivTo.
+func subVector[T Float](dst, a, b []T) int { return vector3(hasAVX, dst, a, b, subAVX32, subAVX64) }
+
+func mulVector[T Float](dst, a, b []T) int { return vector3(hasAVX, dst, a, b, mulAVX32, mulAVX64) }
+
+func divVector[T Float](dst, a, b []T) int { return vector3(hasAVX, dst, a, b, divAVX32, divAVX64) }
 
 // reluGradVector runs ReLUGrad's AVX2 loop over the longest prefix it
 // handles and returns its length. out and dy are at least as long as y.

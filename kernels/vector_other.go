@@ -7,6 +7,12 @@ func adamVector[T Float](w, g, m, v []T, k *adamConsts[T]) int { return 0 }
 
 func addVector[T Float](dst, a, b []T) int { return 0 }
 
+func subVector[T Float](dst, a, b []T) int { return 0 }
+
+func mulVector[T Float](dst, a, b []T) int { return 0 }
+
+func divVector[T Float](dst, a, b []T) int { return 0 }
+
 func reluGradVector[T Float](out, y, dy []T) int { return 0 }
 
 func addReLUVector[T Float](dst, a, b []T) int { return 0 }
