@@ -18,9 +18,10 @@
 // # Assembly
 //
 // On amd64 with AVX, the Adam loop (AdamUpdate, AdamWUpdate), AddTo, which
-// the cross-replica sums use, SubTo, MulTo and DivTo, which batch norm's
-// broadcast ops use, and the dense layers' ReLU loops (AddReLU;
-// ReLUGrad with AVX2) run in assembly, 8 float32 or 4 float64 lanes at a
+// the cross-replica sums use, SubTo, MulTo and DivTo, and the row kernels
+// (RowsOpTo, OpRowsTo and SumRowsTo, float32 rows of a multiple of 8),
+// which batch norm's broadcast ops and their gradients use, and the dense
+// layers' ReLU loops (AddReLU; ReLUGrad with AVX2) run in assembly, 8 float32 or 4 float64 lanes at a
 // time, with the same operations in the same order as the Go loops and no
 // fused multiply-add, so both give the same bits (but for the payload of a
 // NaN out of AddReLU). With AVX2, the float32 GELU, GELUGrad and ExpSubTo

@@ -60,3 +60,7 @@ func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64) {
 func laneDotAVX32(x, y []float32, acc *[4]float64) { panic("kernels: no assembly in this build") }
 
 func softmaxGradAVX32(dst, y, dy []float32, s float64) { panic("kernels: no assembly in this build") }
+
+func rowsAVX32(op Op, dst, a, v []float32, left bool) { panic("kernels: no assembly in this build") }
+
+func sumRowsAVX32(dst, x []float32) { panic("kernels: no assembly in this build") }
