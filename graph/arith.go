@@ -2,45 +2,26 @@ package graph
 
 import "github.com/gotrain/gotrain/kernels"
 
-// arith names the four arithmetic ops whose CPU kernels have vector fast
-// paths, so a loop picks its body once per run instead of calling a
-// function per element.
-type arith int
-
-const (
-	arithAdd arith = iota
-	arithSub
-	arithMul
-	arithDiv
-)
-
 // arithKernel is binaryKernel for op, with the same bits: equal runs go
-// through kernels.AddTo, SubTo, MulTo or DivTo, runs against one repeated
+// through kernels.AddTo, SubTo, MulTo or DivTo, a vector along the last
+// axis through kernels.RowsOpTo or OpRowsTo, runs against one repeated
 // element through a plain loop, and only runs that stride otherwise call f
 // per element. Batch norm's ops (an activation against a per-channel
 // vector, [N,H,W,C] with [C]) and bias adds take these paths every step
 // (issue 23).
-func arithKernel[T Float](n *Node, in [][]T, out []T, op arith, f func(a, b T) T) func() {
+func arithKernel[T Float](n *Node, in [][]T, out []T, op kernels.Op, f func(a, b T) T) func() {
 	a, b := in[0], in[1]
 	switch n.mode {
 	case bSame:
-		return func() { arithTo(op, out, a, b) }
+		return func() { kernels.OpTo(op, out, a, b) }
 	case bScalarA:
 		return func() { arithScalarA(op, out, a[0], b) }
 	case bScalarB:
 		return func() { arithScalarB(op, out, a, b[0]) }
 	case bVecA:
-		return func() {
-			for r := 0; r < len(out); r += len(a) {
-				arithTo(op, out[r:r+len(a)], a, b[r:r+len(a)])
-			}
-		}
+		return func() { kernels.OpRowsTo(op, out, a, b) }
 	case bVecB:
-		return func() {
-			for r := 0; r < len(out); r += len(b) {
-				arithTo(op, out[r:r+len(b)], a[r:r+len(b)], b)
-			}
-		}
+		return func() { kernels.RowsOpTo(op, out, a, b) }
 	}
 	it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
 	return func() { arithBcastLoop(op, out, a, b, it, f) }
@@ -49,7 +30,7 @@ func arithKernel[T Float](n *Node, in [][]T, out []T, op arith, f func(a, b T) T
 // arithBcastLoop is bcastBinaryLoop for op: each run of the innermost axis
 // where both operands step by one, or one of them by zero (a [N,C] with an
 // [N,1]), takes arithTo or a plain loop; f is for the other runs.
-func arithBcastLoop[T Float](op arith, out, a, b []T, it *bcastIter, f func(a, b T) T) {
+func arithBcastLoop[T Float](op kernels.Op, out, a, b []T, it *bcastIter, f func(a, b T) T) {
 	it.reset()
 	n, sa := it.inner(0)
 	_, sb := it.inner(1)
@@ -58,7 +39,7 @@ func arithBcastLoop[T Float](op arith, out, a, b []T, it *bcastIter, f func(a, b
 		row := out[o : o+n]
 		switch {
 		case sa == 1 && sb == 1:
-			arithTo(op, row, a[ia:ia+n], b[ib:ib+n])
+			kernels.OpTo(op, row, a[ia:ia+n], b[ib:ib+n])
 		case sa == 1 && sb == 0:
 			arithScalarB(op, row, a[ia:ia+n], b[ib])
 		case sa == 0 && sb == 1:
@@ -72,37 +53,23 @@ func arithBcastLoop[T Float](op arith, out, a, b []T, it *bcastIter, f func(a, b
 	}
 }
 
-// arithTo is: for i := range dst { dst[i] = a[i] op b[i] }.
-func arithTo[T Float](op arith, dst, a, b []T) {
-	switch op {
-	case arithAdd:
-		kernels.AddTo(dst, a, b)
-	case arithSub:
-		kernels.SubTo(dst, a, b)
-	case arithMul:
-		kernels.MulTo(dst, a, b)
-	case arithDiv:
-		kernels.DivTo(dst, a, b)
-	}
-}
-
 // arithScalarA is: for i, v := range b { dst[i] = s op v }.
-func arithScalarA[T Float](op arith, dst []T, s T, b []T) {
+func arithScalarA[T Float](op kernels.Op, dst []T, s T, b []T) {
 	dst = dst[:len(b)]
 	switch op {
-	case arithAdd:
+	case kernels.OpAdd:
 		for i, v := range b {
 			dst[i] = s + v
 		}
-	case arithSub:
+	case kernels.OpSub:
 		for i, v := range b {
 			dst[i] = s - v
 		}
-	case arithMul:
+	case kernels.OpMul:
 		for i, v := range b {
 			dst[i] = s * v
 		}
-	case arithDiv:
+	case kernels.OpDiv:
 		for i, v := range b {
 			dst[i] = s / v
 		}
@@ -110,22 +77,22 @@ func arithScalarA[T Float](op arith, dst []T, s T, b []T) {
 }
 
 // arithScalarB is: for i, v := range a { dst[i] = v op s }.
-func arithScalarB[T Float](op arith, dst, a []T, s T) {
+func arithScalarB[T Float](op kernels.Op, dst, a []T, s T) {
 	dst = dst[:len(a)]
 	switch op {
-	case arithAdd:
+	case kernels.OpAdd:
 		for i, v := range a {
 			dst[i] = v + s
 		}
-	case arithSub:
+	case kernels.OpSub:
 		for i, v := range a {
 			dst[i] = v - s
 		}
-	case arithMul:
+	case kernels.OpMul:
 		for i, v := range a {
 			dst[i] = v * s
 		}
-	case arithDiv:
+	case kernels.OpDiv:
 		for i, v := range a {
 			dst[i] = v / s
 		}

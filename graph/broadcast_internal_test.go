@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gotrain/gotrain/kernels"
 )
 
 // TestBcastDims checks the merged index space of broadcasts: size-1 axes
@@ -74,14 +76,14 @@ func TestArithKernelMatchesGeneralLoop(t *testing.T) {
 func testArithKernel[T Float](t *testing.T) {
 	ops := []struct {
 		name string
-		op   arith
+		op   kernels.Op
 		f    func(a, b T) T
 		node func(a, b *Node) *Node
 	}{
-		{"add", arithAdd, func(a, b T) T { return a + b }, Add},
-		{"sub", arithSub, func(a, b T) T { return a - b }, Sub},
-		{"mul", arithMul, func(a, b T) T { return a * b }, Mul},
-		{"div", arithDiv, func(a, b T) T { return a / b }, Div},
+		{"add", kernels.OpAdd, func(a, b T) T { return a + b }, Add},
+		{"sub", kernels.OpSub, func(a, b T) T { return a - b }, Sub},
+		{"mul", kernels.OpMul, func(a, b T) T { return a * b }, Mul},
+		{"div", kernels.OpDiv, func(a, b T) T { return a / b }, Div},
 	}
 	shapes := []struct{ a, b []int }{
 		{[]int{5, 11}, []int{5, 11}},
@@ -90,6 +92,7 @@ func testArithKernel[T Float](t *testing.T) {
 		{[]int{2, 3, 3, 13}, []int{1, 1, 1, 13}},
 		{[]int{7, 16}, []int{16}},
 		{[]int{1, 9}, []int{4, 9}},
+		{[]int{1, 1, 16}, []int{3, 2, 16}},
 		{[]int{6, 10}, []int{6, 1}},
 		{[]int{6, 1}, []int{6, 10}},
 		{[]int{3, 1, 7}, []int{5, 1}},
