@@ -108,3 +108,40 @@ sumvec:
 sumdone:
 	VZEROUPPER
 	RET
+
+// func accRowsAVX32(acc []float64, f float64, x []float32): acc[j] +=
+// f·float64(x[r,j]) for each row r of len(acc), a multiple of 4, in
+// increasing r: 4 float32 widened to 4 float64 lanes a step, as AccRowsTo's
+// Go loop.
+TEXT ·accRowsAVX32(SB), NOSPLIT, $0-56
+	MOVQ         acc_base+0(FP), DX
+	MOVQ         acc_len+8(FP), R8
+	VBROADCASTSD f+24(FP), Y2
+	MOVQ         x_base+32(FP), SI
+	MOVQ         x_len+40(FP), BX
+	SHRQ         $2, R8
+	JZ           accdone
+	SHRQ         $2, BX
+	JZ           accdone
+
+accrow:
+	MOVQ DX, DI
+	MOVQ R8, CX
+
+accvec:
+	VCVTPS2PD (SI), Y0
+	VMULPD    Y2, Y0, Y0
+	VMOVUPD   (DI), Y1
+	VADDPD    Y0, Y1, Y1
+	VMOVUPD   Y1, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	DECQ      BX
+	DECQ      CX
+	JNZ       accvec
+	TESTQ     BX, BX
+	JNZ       accrow
+
+accdone:
+	VZEROUPPER
+	RET

@@ -148,3 +148,11 @@ func ExampleSumRowsTo() {
 	fmt.Printf("%.0f\n", dst)
 	// Output: [9 12]
 }
+
+// A masked mean's numerator: 2 rows of 2 channels, weighted by 0.5.
+func ExampleAccRowsTo() {
+	acc := []float64{100, 200}
+	kernels.AccRowsTo(acc, 0.5, []float32{1, 2, 3, 4})
+	fmt.Println(acc)
+	// Output: [102 203]
+}

@@ -84,6 +84,35 @@ func SumRowsTo[T Float](dst, x []T) {
 	}
 }
 
+// AccRowsTo is:
+//
+//	for i, v := range x {
+//		acc[i%len(acc)] += f * float64(v)
+//	}
+//
+// the rows of x, weighted by f, summed into acc in float64 in increasing
+// order: a batch norm's masked sums per channel (issue 23). On amd64 with
+// AVX, float32 rows whose length is a multiple of 4 run in one assembly
+// loop, 4 float64 lanes at a time, with the same bits. It panics if x is
+// not whole rows of len(acc).
+func AccRowsTo[T Float](acc []float64, f float64, x []T) {
+	checkRows("AccRowsTo", len(x), len(acc))
+	if len(x) == 0 {
+		return
+	}
+	if useVector && hasAVX && len(acc)%4 == 0 {
+		if xs, ok := any(x).([]float32); ok {
+			accRowsAVX32(acc, f, xs)
+			return
+		}
+	}
+	for r := 0; r < len(x); r += len(acc) {
+		for j, v := range x[r : r+len(acc)] {
+			acc[j] += f * float64(v)
+		}
+	}
+}
+
 // checkRows panics unless n elements are whole rows of row elements; no
 // elements are whole rows of any length.
 func checkRows(fn string, n, row int) {

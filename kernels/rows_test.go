@@ -9,7 +9,7 @@ import (
 	"github.com/gotrain/gotrain/kernels"
 )
 
-// TestRowKernels checks RowsOpTo, OpRowsTo and SumRowsTo against the loops
+// TestRowKernels checks RowsOpTo, OpRowsTo, SumRowsTo and AccRowsTo against the loops
 // in their doc comments, bit for bit, vector and Go loops alike, for both
 // dtypes, every Op, row lengths on and off the 8 lanes, and signed zeros,
 // infinities, NaN and subnormals among the values; and the guards around
@@ -39,7 +39,7 @@ func testRowKernels[T kernels.Float](t *testing.T) {
 		}
 	}
 	same := func(x, y T) bool { return math.Float64bits(float64(x)) == math.Float64bits(float64(y)) }
-	for _, row := range []int{1, 3, 8, 13, 16, 24, 64} {
+	for _, row := range []int{1, 3, 4, 8, 13, 16, 20, 24, 64} {
 		for _, rows := range []int{0, 1, 2, 5} {
 			name := fmt.Sprintf("%T/row%d/rows%d", T(0), row, rows)
 			for _, vec := range []bool{true, false} {
@@ -74,6 +74,22 @@ func testRowKernels[T kernels.Float](t *testing.T) {
 				}
 				x, _ := guarded[T](r, row*rows)
 				spice(x)
+				for _, f := range []float64{1, 0.5, -3} {
+					acc := make([]float64, row)
+					for i := range acc {
+						acc[i] = r.NormFloat64()
+					}
+					wantAcc := append([]float64(nil), acc...)
+					for i, v := range x {
+						wantAcc[i%row] += f * float64(v)
+					}
+					run(func() { kernels.AccRowsTo(acc, f, x) })
+					for i := range acc {
+						if math.Float64bits(acc[i]) != math.Float64bits(wantAcc[i]) {
+							t.Fatalf("AccRowsTo %s f=%v vector %v: [%d] = %v, want %v", name, f, vec, i, acc[i], wantAcc[i])
+						}
+					}
+				}
 				dst, full := guarded[T](r, row)
 				want := append([]T(nil), dst...)
 				for i, v := range x {
@@ -97,6 +113,7 @@ func TestRowKernelsPanic(t *testing.T) {
 		"RowsOpTo":  func() { kernels.RowsOpTo(kernels.OpAdd, make([]float32, 5), make([]float32, 5), make([]float32, 2)) },
 		"OpRowsTo":  func() { kernels.OpRowsTo(kernels.OpAdd, make([]float32, 5), make([]float32, 2), make([]float32, 5)) },
 		"SumRowsTo": func() { kernels.SumRowsTo(make([]float64, 0), make([]float64, 3)) },
+		"AccRowsTo": func() { kernels.AccRowsTo(make([]float64, 4), 1, make([]float32, 6)) },
 	} {
 		func() {
 			defer func() {

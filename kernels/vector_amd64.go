@@ -136,6 +136,9 @@ func rowsDivAVX32(dst, a, v []float32)
 //go:noescape
 func sumRowsAVX32(dst, x []float32)
 
+//go:noescape
+func accRowsAVX32(acc []float64, f float64, x []float32)
+
 // subVector, mulVector and divVector are addVector for SubTo, MulTo and
 // DivTo.
 func subVector[T Float](dst, a, b []T) int { return vector3(hasAVX, dst, a, b, subAVX32, subAVX64) }

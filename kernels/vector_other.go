@@ -64,3 +64,5 @@ func softmaxGradAVX32(dst, y, dy []float32, s float64) { panic("kernels: no asse
 func rowsAVX32(op Op, dst, a, v []float32, left bool) { panic("kernels: no assembly in this build") }
 
 func sumRowsAVX32(dst, x []float32) { panic("kernels: no assembly in this build") }
+
+func accRowsAVX32(acc []float64, f float64, x []float32) { panic("kernels: no assembly in this build") }
