@@ -29,7 +29,7 @@ func arithKernel[T Float](n *Node, in [][]T, out []T, op kernels.Op, f func(a, b
 
 // arithBcastLoop is bcastBinaryLoop for op: each run of the innermost axis
 // where both operands step by one, or one of them by zero (a [N,C] with an
-// [N,1]), takes arithTo or a plain loop; f is for the other runs.
+// [N,1]), takes kernels.OpTo or a plain loop; f is for the other runs.
 func arithBcastLoop[T Float](op kernels.Op, out, a, b []T, it *bcastIter, f func(a, b T) T) {
 	it.reset()
 	n, sa := it.inner(0)

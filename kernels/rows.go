@@ -1,7 +1,7 @@
 package kernels
 
-// Op is an element-wise arithmetic operation of the row kernels (RowsOpTo,
-// OpRowsTo).
+// Op is an element-wise arithmetic operation of OpTo and the row kernels
+// (RowsOpTo, OpRowsTo); the kernels panic on any other value.
 type Op uint8
 
 const (
