@@ -122,41 +122,23 @@ func activateKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func()
 	return func() { activate(out, x, act) }
 }
 
-// addKernel sums with kernels.AddTo, a vector loop with the bits of
-// binaryLoop's, where the operands are the same shape or one repeats along
-// the other's leading axes: a residual stream's and a position
-// embedding's sums every step (issue 22).
+// addKernel, subKernel, mulKernel and divKernel run arithKernel's vector
+// loops; binaryLoop and bcastBinaryLoop with the same f stay their
+// reference, bit for bit.
 func addKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	a, b := in[0], in[1]
-	switch n.mode {
-	case bSame:
-		return func() { kernels.AddTo(out, a, b) }
-	case bVecA:
-		return func() { addRows(out, b, a) }
-	case bVecB:
-		return func() { addRows(out, a, b) }
-	}
-	return binaryKernel(n, in, out, func(a, b T) T { return a + b })
-}
-
-// addRows is out[r] = a[r] + v for each row r of len(v); for bVecA, where
-// binaryLoop adds v + a[r], the bits are the same but for a NaN's payload.
-func addRows[T Float](out, a, v []T) {
-	for r := 0; r < len(out); r += len(v) {
-		kernels.AddTo(out[r:r+len(v)], a[r:r+len(v)], v)
-	}
+	return arithKernel(n, in, out, kernels.OpAdd, func(a, b T) T { return a + b })
 }
 
 func subKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return binaryKernel(n, in, out, func(a, b T) T { return a - b })
+	return arithKernel(n, in, out, kernels.OpSub, func(a, b T) T { return a - b })
 }
 
 func mulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return binaryKernel(n, in, out, func(a, b T) T { return a * b })
+	return arithKernel(n, in, out, kernels.OpMul, func(a, b T) T { return a * b })
 }
 
 func divKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return binaryKernel(n, in, out, func(a, b T) T { return a / b })
+	return arithKernel(n, in, out, kernels.OpDiv, func(a, b T) T { return a / b })
 }
 
 func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() {
@@ -382,14 +364,15 @@ func sumAxis[T Float](out, x []T, outer, d, inner int, f T) {
 	for o := 0; o < outer; o++ {
 		dst := out[o*inner : (o+1)*inner]
 		clear(dst)
-		for k := 0; k < d; k++ {
-			src := x[(o*d+k)*inner : (o*d+k+1)*inner]
-			if inner >= vectorMin {
-				kernels.AddTo(dst, dst, src)
-				continue
-			}
-			for i, v := range src {
-				dst[i] += v
+		if inner >= vectorMin || inner%8 == 0 {
+			// A batch norm's or bias's gradient over [rows, channels]:
+			// one call for all rows, 8 float32 lanes at a time.
+			kernels.SumRowsTo(dst, x[o*d*inner:(o+1)*d*inner])
+		} else {
+			for k := 0; k < d; k++ {
+				for i, v := range x[(o*d+k)*inner : (o*d+k+1)*inner] {
+					dst[i] += v
+				}
 			}
 		}
 		if f != 1 {

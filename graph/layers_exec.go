@@ -359,32 +359,31 @@ func maskedSum[T Float](out, x, w []T, acc []float64) {
 		if wb == 0 {
 			continue
 		}
-		f := float64(wb)
-		row := x[b*per : (b+1)*per]
-		for r := 0; r < per; r += c {
-			for j, v := range row[r : r+c] {
-				acc[j] += f * float64(v)
-			}
-		}
+		kernels.AccRowsTo(acc, float64(wb), x[b*per:(b+1)*per])
 	}
 	for j, v := range acc {
 		out[j] = T(v)
 	}
 }
 
-// maskedSumGradX is: dx[b,k,c] = w[b]·dy[c].
+// maskedSumGradX is: dx[b,k,c] = w[b]·dy[c]. Each row's first c elements
+// are computed, and the rest copied from them in doubling runs.
 func maskedSumGradX[T Float](dx, w, dy []T) {
 	c := len(dy)
 	if c == 0 || len(w) == 0 {
 		return
 	}
 	per := len(dx) / len(w)
+	if per == 0 {
+		return
+	}
 	for b, wb := range w {
 		row := dx[b*per : (b+1)*per]
-		for r := 0; r < per; r += c {
-			for j, v := range dy {
-				row[r+j] = wb * v
-			}
+		for j, v := range dy {
+			row[j] = wb * v
+		}
+		for done := c; done < per; done *= 2 {
+			copy(row[done:], row[:done])
 		}
 	}
 }

@@ -18,9 +18,12 @@
 // # Assembly
 //
 // On amd64 with AVX, the Adam loop (AdamUpdate, AdamWUpdate), AddTo, which
-// the cross-replica sums use, and the dense layers' ReLU loops (AddReLU;
-// ReLUGrad with AVX2) run in assembly, 8 float32 or 4 float64 lanes at a
-// time, with the same operations in the same order as the Go loops and no
+// the cross-replica sums use, SubTo, MulTo and DivTo, and the row kernels
+// (RowsOpTo, OpRowsTo and SumRowsTo, float32 rows of a multiple of 8;
+// AccRowsTo, of a multiple of 4, widening to float64 lanes), which batch
+// norm's broadcast ops, masked sums and gradients use, and the dense
+// layers' ReLU loops (AddReLU; ReLUGrad with AVX2) run in assembly, 8
+// float32 or 4 float64 lanes at a time, with the same operations in the same order as the Go loops and no
 // fused multiply-add, so both give the same bits (but for the payload of a
 // NaN out of AddReLU). With AVX2, the float32 GELU, GELUGrad and ExpSubTo
 // (a softmax's exponentials) run 8 lanes of polynomials in float32 with the

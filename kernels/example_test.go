@@ -97,3 +97,62 @@ func ExampleSum() {
 	fmt.Printf("%.2f\n", kernels.Sum([]float32{0.5, 0.25, 1}))
 	// Output: 1.75
 }
+
+func ExampleSubTo() {
+	dst := make([]float32, 2)
+	kernels.SubTo(dst, []float32{1, 2}, []float32{3, 5})
+	fmt.Printf("%.1f\n", dst)
+	// Output: [-2.0 -3.0]
+}
+
+func ExampleMulTo() {
+	dst := make([]float32, 2)
+	kernels.MulTo(dst, []float32{1, 2}, []float32{3, 5})
+	fmt.Printf("%.1f\n", dst)
+	// Output: [3.0 10.0]
+}
+
+func ExampleDivTo() {
+	dst := make([]float64, 2)
+	kernels.DivTo(dst, []float64{1, 2}, []float64{4, 5})
+	fmt.Printf("%.2f\n", dst)
+	// Output: [0.25 0.40]
+}
+
+func ExampleOpTo() {
+	dst := make([]float32, 2)
+	kernels.OpTo(kernels.OpSub, dst, []float32{1, 2}, []float32{3, 5})
+	fmt.Printf("%.1f\n", dst)
+	// Output: [-2.0 -3.0]
+}
+
+// A batch norm's scale per channel: 2 rows of 3 channels.
+func ExampleRowsOpTo() {
+	dst := make([]float32, 6)
+	kernels.RowsOpTo(kernels.OpMul, dst, []float32{1, 2, 3, 4, 5, 6}, []float32{10, 100, 1000})
+	fmt.Printf("%.0f\n", dst)
+	// Output: [10 200 3000 40 500 6000]
+}
+
+func ExampleOpRowsTo() {
+	dst := make([]float32, 4)
+	kernels.OpRowsTo(kernels.OpSub, dst, []float32{10, 20}, []float32{1, 2, 3, 4})
+	fmt.Printf("%.0f\n", dst)
+	// Output: [9 18 7 16]
+}
+
+// A bias's gradient: the sum of 3 rows of 2 channels.
+func ExampleSumRowsTo() {
+	dst := make([]float64, 2)
+	kernels.SumRowsTo(dst, []float64{1, 2, 3, 4, 5, 6})
+	fmt.Printf("%.0f\n", dst)
+	// Output: [9 12]
+}
+
+// A masked mean's numerator: 2 rows of 2 channels, weighted by 0.5.
+func ExampleAccRowsTo() {
+	acc := []float64{100, 200}
+	kernels.AccRowsTo(acc, 0.5, []float32{1, 2, 3, 4})
+	fmt.Println(acc)
+	// Output: [102 203]
+}

@@ -349,38 +349,59 @@ func testAdamVector[T kernels.Float](t *testing.T) {
 	}
 }
 
-// TestAddVectorMatchesGo checks AddTo's assembly loop against its Go loop,
-// bit for bit, remainders, the guards around dst, a dst that is a, and
-// signed zeros, infinities and NaN included.
-func TestAddVectorMatchesGo(t *testing.T) {
-	testAddVector[float32](t)
-	testAddVector[float64](t)
+// TestArithVectorMatchesGo checks AddTo's, SubTo's, MulTo's and DivTo's
+// assembly loops against their Go loops and the loops in their doc
+// comments, bit for bit, remainders, the guards around dst, a dst that is a,
+// and signed zeros, infinities, NaN and subnormals included.
+func TestArithVectorMatchesGo(t *testing.T) {
+	testArithVector[float32](t)
+	testArithVector[float64](t)
 }
 
-func testAddVector[T kernels.Float](t *testing.T) {
-	r := rand.New(rand.NewPCG(19, 20))
-	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1e-310, -3}
-	for n := 1; n <= 67; n++ {
-		a, _ := guarded[T](r, n)
-		b, _ := guarded[T](r, n)
-		for i := range a {
-			if r.IntN(3) == 0 {
-				a[i] = T(special[r.IntN(len(special))])
-				b[i] = T(special[r.IntN(len(special))])
+func testArithVector[T kernels.Float](t *testing.T) {
+	for _, op := range []struct {
+		name string
+		run  func(dst, a, b []T)
+		ref  func(a, b T) T
+	}{
+		{"AddTo", kernels.AddTo[T], func(a, b T) T { return a + b }},
+		{"SubTo", kernels.SubTo[T], func(a, b T) T { return a - b }},
+		{"MulTo", kernels.MulTo[T], func(a, b T) T { return a * b }},
+		{"DivTo", kernels.DivTo[T], func(a, b T) T { return a / b }},
+	} {
+		t.Run(fmt.Sprintf("%s/%T", op.name, T(0)), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(19, 20))
+			special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1e-310, 1e-40, -3}
+			for n := 1; n <= 67; n++ {
+				a, _ := guarded[T](r, n)
+				b, _ := guarded[T](r, n)
+				for i := range a {
+					if r.IntN(3) == 0 {
+						a[i] = T(special[r.IntN(len(special))])
+						b[i] = T(special[r.IntN(len(special))])
+					}
+				}
+				dst, full := guarded[T](r, n)
+				op.run(dst, a, b)
+				checkGuards(t, op.name, full)
+				want := make([]T, n)
+				goLoops(func() { op.run(want, a, b) })
+				ref := make([]T, n)
+				for i := range ref {
+					ref[i] = op.ref(a[i], b[i])
+				}
+				op.run(a, a, b) // in place, as the all-reduce runs AddTo
+				for i := range dst {
+					wb, db, ab := math.Float64bits(float64(want[i])), math.Float64bits(float64(dst[i])), math.Float64bits(float64(a[i]))
+					if db != wb || ab != wb {
+						t.Fatalf("n=%d: [%d] vector %v, in place %v; Go loop %v", n, i, dst[i], a[i], want[i])
+					}
+					if rb := math.Float64bits(float64(ref[i])); wb != rb && !math.IsNaN(float64(ref[i])) {
+						t.Fatalf("n=%d: [%d] Go loop %v, reference loop %v", n, i, want[i], ref[i])
+					}
+				}
 			}
-		}
-		dst, full := guarded[T](r, n)
-		kernels.AddTo(dst, a, b)
-		checkGuards(t, "AddTo", full)
-		want := make([]T, n)
-		goLoops(func() { kernels.AddTo(want, a, b) })
-		kernels.AddTo(a, a, b) // in place, as the all-reduce runs it
-		for i := range dst {
-			wb, db, ab := math.Float64bits(float64(want[i])), math.Float64bits(float64(dst[i])), math.Float64bits(float64(a[i]))
-			if db != wb || ab != wb {
-				t.Fatalf("%T n=%d: [%d] vector %v, in place %v; Go loop %v", T(0), n, i, dst[i], a[i], want[i])
-			}
-		}
+		})
 	}
 }
 

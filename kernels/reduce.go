@@ -124,12 +124,7 @@ func ScaleTo[T Float](dst []T, a T, x []T) {
 // On amd64 with AVX it runs 8 float32 or 4 float64 lanes at a time, with
 // the same bits: the replicas' gradient sums go through it every step.
 func AddTo[T Float](dst, a, b []T) {
-	dst = dst[:len(a)]
-	b = b[:len(a)]
-	done := 0
-	if useVector {
-		done = addVector(dst, a, b)
-	}
+	dst, b, done := vectorPrefix(dst, a, b, addVector[T])
 	for i := done; i < len(a); i++ {
 		dst[i] = a[i] + b[i]
 	}

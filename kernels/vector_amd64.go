@@ -35,6 +35,24 @@ func addAVX32(dst, a, b []float32)
 func addAVX64(dst, a, b []float64)
 
 //go:noescape
+func subAVX32(dst, a, b []float32)
+
+//go:noescape
+func subAVX64(dst, a, b []float64)
+
+//go:noescape
+func mulAVX32(dst, a, b []float32)
+
+//go:noescape
+func mulAVX64(dst, a, b []float64)
+
+//go:noescape
+func divAVX32(dst, a, b []float32)
+
+//go:noescape
+func divAVX64(dst, a, b []float64)
+
+//go:noescape
 func reluGradAVX32(out, y, dy []float32)
 
 //go:noescape
@@ -74,6 +92,60 @@ func adamVector[T Float](w, g, m, v []T, k *adamConsts[T]) int {
 func addVector[T Float](dst, a, b []T) int {
 	return vector3(hasAVX, dst, a, b, addAVX32, addAVX64)
 }
+
+// rowsAVX32 is RowsOpTo's loop (OpRowsTo's with left), for len(v) a
+// multiple of 8.
+func rowsAVX32(op Op, dst, a, v []float32, left bool) {
+	i := 0
+	if left {
+		i = 1
+	}
+	rowsLoops[i][op](dst, a, v)
+}
+
+// rowsLoops are rowsAVX32's loops by side of the vector and Op.
+var rowsLoops = [2][4]func(dst, a, v []float32){
+	{addRowsAVX32, subRowsAVX32, mulRowsAVX32, divRowsAVX32},
+	{rowsAddAVX32, rowsSubAVX32, rowsMulAVX32, rowsDivAVX32},
+}
+
+//go:noescape
+func addRowsAVX32(dst, a, v []float32)
+
+//go:noescape
+func subRowsAVX32(dst, a, v []float32)
+
+//go:noescape
+func mulRowsAVX32(dst, a, v []float32)
+
+//go:noescape
+func divRowsAVX32(dst, a, v []float32)
+
+//go:noescape
+func rowsAddAVX32(dst, a, v []float32)
+
+//go:noescape
+func rowsSubAVX32(dst, a, v []float32)
+
+//go:noescape
+func rowsMulAVX32(dst, a, v []float32)
+
+//go:noescape
+func rowsDivAVX32(dst, a, v []float32)
+
+//go:noescape
+func sumRowsAVX32(dst, x []float32)
+
+//go:noescape
+func accRowsAVX32(acc []float64, f float64, x []float32)
+
+// subVector, mulVector and divVector are addVector for SubTo, MulTo and
+// DivTo.
+func subVector[T Float](dst, a, b []T) int { return vector3(hasAVX, dst, a, b, subAVX32, subAVX64) }
+
+func mulVector[T Float](dst, a, b []T) int { return vector3(hasAVX, dst, a, b, mulAVX32, mulAVX64) }
+
+func divVector[T Float](dst, a, b []T) int { return vector3(hasAVX, dst, a, b, divAVX32, divAVX64) }
 
 // reluGradVector runs ReLUGrad's AVX2 loop over the longest prefix it
 // handles and returns its length. out and dy are at least as long as y.

@@ -7,6 +7,12 @@ func adamVector[T Float](w, g, m, v []T, k *adamConsts[T]) int { return 0 }
 
 func addVector[T Float](dst, a, b []T) int { return 0 }
 
+func subVector[T Float](dst, a, b []T) int { return 0 }
+
+func mulVector[T Float](dst, a, b []T) int { return 0 }
+
+func divVector[T Float](dst, a, b []T) int { return 0 }
+
 func reluGradVector[T Float](out, y, dy []T) int { return 0 }
 
 func addReLUVector[T Float](dst, a, b []T) int { return 0 }
@@ -54,3 +60,9 @@ func normGammaGradAVX32(acc []float64, x, dy []float32, mean, rstd float64) {
 func laneDotAVX32(x, y []float32, acc *[4]float64) { panic("kernels: no assembly in this build") }
 
 func softmaxGradAVX32(dst, y, dy []float32, s float64) { panic("kernels: no assembly in this build") }
+
+func rowsAVX32(op Op, dst, a, v []float32, left bool) { panic("kernels: no assembly in this build") }
+
+func sumRowsAVX32(dst, x []float32) { panic("kernels: no assembly in this build") }
+
+func accRowsAVX32(acc []float64, f float64, x []float32) { panic("kernels: no assembly in this build") }
