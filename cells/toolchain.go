@@ -459,11 +459,12 @@ func (t *Toolchain) link(ctx context.Context, dir string, args ...string) error 
 	}
 	if t.gold.Load() {
 		err := t.tool(ctx, dir, "link", append(append(base, "-extldflags=-fuse-ld=gold"), args...)...)
-		if err == nil || ctx.Err() != nil {
+		if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "gold") {
 			return err
 		}
-		// A C compiler that does not know gold, or a gold that fails:
-		// GNU ld from now on, and this cell again with it.
+		// A C compiler that does not know gold, or a gold that fails
+		// (its error names it): GNU ld from now on, and this cell again
+		// with it. Any other link error is the cell's.
 		t.gold.Store(false)
 	}
 	return t.tool(ctx, dir, "link", append(base, args...)...)

@@ -66,9 +66,7 @@ func arithScalarA[T Float](op kernels.Op, dst []T, s T, b []T) {
 			dst[i] = s - v
 		}
 	case kernels.OpMul:
-		for i, v := range b {
-			dst[i] = s * v
-		}
+		kernels.ScaleTo(dst, s, b)
 	case kernels.OpDiv:
 		for i, v := range b {
 			dst[i] = s / v
@@ -89,9 +87,7 @@ func arithScalarB[T Float](op kernels.Op, dst, a []T, s T) {
 			dst[i] = v - s
 		}
 	case kernels.OpMul:
-		for i, v := range a {
-			dst[i] = v * s
-		}
+		kernels.ScaleTo(dst, s, a) // s·v: the same bits as v·s
 	case kernels.OpDiv:
 		for i, v := range a {
 			dst[i] = v / s

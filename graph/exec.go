@@ -559,10 +559,7 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 		if !log {
 			// The exponentials of float32 rows go 8 at a time (attention's
 			// softmax, issue 22).
-			inv := 1 / kernels.ExpSubTo(dst, row, mx)
-			for j := range dst {
-				dst[j] *= inv
-			}
+			kernels.ScaleTo(dst, 1/kernels.ExpSubTo(dst, row, mx), dst)
 			continue
 		}
 		var s float64

@@ -214,9 +214,7 @@ func avgPool[T Float](out, x []T, w *window) {
 				for iy := y0; iy < y1; iy++ {
 					for kj := kj0; kj < kj1; kj++ {
 						base := ((b*w.h+iy)*w.w + x0 + kj) * c
-						for j, v := range x[base : base+c] {
-							dst[j] += v
-						}
+						kernels.AddTo(dst, dst, x[base:base+c])
 					}
 				}
 				if n := (y1 - y0) * (kj1 - kj0); n > 0 {

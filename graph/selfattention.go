@@ -3,8 +3,6 @@ package graph
 import (
 	"fmt"
 	"math"
-
-	"github.com/gotrain/gotrain/kernels"
 )
 
 // SelfAttention returns the multi-head self-attention of packed
@@ -203,8 +201,7 @@ func paddedCausalSoftmax[T Float](w []T, t int) {
 		for j := i + 1; j < n; j++ {
 			row[j] = inf
 		}
-		r := row[:n]
-		kernels.ScaleTo(r, 1/kernels.ExpSubTo(r, r, kernels.Max(r)), r)
+		softmaxRows(row[:n], row[:n], n, false)
 		clear(row[n:])
 	}
 }
@@ -215,8 +212,7 @@ func paddedCausalSoftmax[T Float](w []T, t int) {
 func paddedCausalSoftmaxGrad[T Float](ds, w []T, t int) {
 	for i := range t {
 		n := min(t, (i+8)&^7)
-		d, y := ds[i*t:i*t+n], w[i*t:i*t+n]
-		kernels.SoftmaxGradTo(d, y, d, kernels.Dot(y, d))
+		softmaxGrad(ds[i*t:i*t+n], w[i*t:i*t+n], ds[i*t:i*t+n], n)
 		clear(ds[i*t+n : (i+1)*t])
 	}
 }

@@ -341,7 +341,16 @@ func (k *Kernel) recv(c *channel) (zmq4.Msg, bool) {
 // its turn only when its own client has requests queued or running, whose
 // replies must reach that client first.
 func (k *Kernel) queueShell(m *message) {
+	select {
+	case <-k.stopShell:
+		k.log.Info("kernel: dropped shell request: shutting down", "msg_type", m.Header.MsgType)
+		return
+	default:
+	}
 	if m.Header.MsgType == "kernel_info_request" && k.shellQ.idle(m) {
+		// Behind a running cell its statuses are not the kernel's; with
+		// nothing queued they are, as a queued request's would be.
+		m.aside = !k.shellQ.empty()
 		k.serve(k.socks.shell, m, false)
 		return
 	}
@@ -477,10 +486,12 @@ func (k *Kernel) publish(parent *message, msgType string, content any) {
 func (k *Kernel) publishStatus(m *message, state string) {
 	k.last.Lock()
 	defer k.last.Unlock()
-	// Only a copy of the header is kept: it is all a status needs of its
-	// parent, and a request's content may be large.
-	k.last.parent = &message{rawHeader: append(json.RawMessage(nil), m.rawHeader...)}
-	k.last.state = state
+	if !m.aside {
+		// Only a copy of the header is kept: it is all a status needs of
+		// its parent, and a request's content may be large.
+		k.last.parent = &message{rawHeader: append(json.RawMessage(nil), m.rawHeader...)}
+		k.last.state = state
+	}
 	k.publish(m, "status", statusContent{state})
 }
 

@@ -55,6 +55,11 @@ type message struct {
 	Metadata  json.RawMessage
 	Content   json.RawMessage
 	Buffers   [][]byte
+	// aside marks a request served beside the shell queue while others
+	// are queued or running (queueShell): its statuses are not the
+	// kernel's, so a new subscriber is not told "idle" from one while a
+	// cell runs.
+	aside bool
 }
 
 // timestamp formats t as ISO 8601 in UTC with microseconds, the form

@@ -104,6 +104,13 @@ func (q *shellQueue) idle(m *message) bool {
 	return q.byClient[client(m)] == 0
 }
 
+// empty reports whether no request at all is queued or being served.
+func (q *shellQueue) empty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.byClient) == 0
+}
+
 // client names the client that sent m: its routing identities, joined.
 func client(m *message) string {
 	if len(m.Identities) == 1 {

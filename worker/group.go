@@ -140,7 +140,6 @@ func (g *Group) stopLocked() {
 func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
 	ms, _ := splitMagics(req.Code)
 	var lines []int
-	reset := false
 	for _, m := range ms {
 		switch m.name {
 		case "workers":
@@ -161,7 +160,6 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 			g.mu.Lock()
 			g.mu.journal, g.mu.lost = journal{}, nil
 			g.mu.Unlock()
-			reset = true
 			continue
 		default:
 			continue
@@ -181,9 +179,6 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if reset && g.mu.one != nil {
-		g.mu.journal.session = g.mu.one.session() // the worker %reset started
-	}
 	if res.Err != nil && (res.Err.Name == "WorkerExited" || res.Err.Name == "WorkerLost") {
 		if n := len(g.mu.journal.cells); n > 0 {
 			g.mu.lost = &lostSession{cells: g.mu.journal.cells, why: "died in cell [" + strconv.Itoa(req.ExecutionCount) + "]"}
@@ -191,6 +186,10 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 		}
 		g.mu.journal = journal{}
 		return res
+	}
+	if g.mu.one != nil {
+		// The session the cell ran in: after a %reset, the one it started.
+		g.mu.journal.session = g.mu.one.session()
 	}
 	g.mu.journal.record(req, res)
 	return res

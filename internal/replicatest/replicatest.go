@@ -67,8 +67,9 @@ func CheckSame(t testing.TB, what string, got, want map[string][]float64, tol fl
 	}
 }
 
-// RelDiff is max |a-b| / max(1, max |b|); a NaN on one side only, or
-// slices of different lengths, make it +Inf.
+// RelDiff is max |a-b| / max(1, max |b|); a NaN on either side, or
+// slices of different lengths, make it +Inf: two runs that both diverged
+// are not the same run.
 func RelDiff(a, b []float64) float64 {
 	if len(a) != len(b) {
 		return math.Inf(1)
@@ -76,7 +77,7 @@ func RelDiff(a, b []float64) float64 {
 	scale, d := 1.0, 0.0
 	for i := range b {
 		scale = max(scale, math.Abs(b[i]))
-		if math.IsNaN(a[i]) != math.IsNaN(b[i]) {
+		if math.IsNaN(a[i]) || math.IsNaN(b[i]) {
 			return math.Inf(1)
 		}
 		d = max(d, math.Abs(a[i]-b[i]))
