@@ -5,9 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"time"
 
 	"github.com/gotrain/gotrain/data"
@@ -73,17 +71,11 @@ func benchGPT(args []string, stdout, stderr io.Writer) error {
 		defer blas.SetThreads(prev)
 		perReplica = *threads
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return fmt.Errorf("gotrain bench gpt: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("gotrain bench gpt: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile("gpt", *cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	st := strategy.NewMirrored(opts...)
 	defer st.Close()
 	start := time.Now()

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"regexp"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -46,17 +42,11 @@ func benchResNet(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("gotrain bench resnet: want --replicas, --batch, --steps, --warmup, --stem-stride and --rounds ≥ 1, got %d, %d, %d, %d, %d and %d",
 			*replicas, *batch, *steps, *warmup, *stem, *rounds)
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return fmt.Errorf("gotrain bench resnet: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("gotrain bench resnet: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile("resnet", *cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	cfg := resnet.Small(10)
 	cfg.StemStride, cfg.SyncBatchNorm = *stem, *syncBN
 	fmt.Fprintf(stdout, "== ResNet 16/32/64 x 2 blocks, stem stride %d, batch %d, sync batch norm %v, Adam, float32: %d timed steps, %d rounds; load %s\n",
@@ -141,25 +131,16 @@ func timeResNet(cfg resnet.Config, replicas, threads, batch, warmup, steps int, 
 	return rate, nil
 }
 
-var torchRate = regexp.MustCompile(`: ([0-9.]+) samples/s`)
-
 // runTorchResNet runs the PyTorch script with Debian's python3, prints its
 // line and returns its samples/s.
 func runTorchResNet(script string, threads, batch, warmup, steps, stem int, stdout io.Writer) (float64, error) {
-	var out, errOut bytes.Buffer
-	cmd := exec.Command("/usr/bin/python3", script, "--threads", strconv.Itoa(threads), "--batch", strconv.Itoa(batch),
+	rate, line, err := runTwin("/usr/bin/python3", script, "--threads", strconv.Itoa(threads), "--batch", strconv.Itoa(batch),
 		"--warmup", strconv.Itoa(warmup), "--steps", strconv.Itoa(steps), "--stem-stride", strconv.Itoa(stem))
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("gotrain bench resnet: %s (run with --torch '' to skip PyTorch): %v\n%s", script, err, errOut.String())
-	}
-	line := strings.TrimSpace(out.String())
-	m := torchRate.FindStringSubmatch(line)
-	if m == nil {
-		return 0, fmt.Errorf("gotrain bench resnet: %s printed no samples/s: %q", script, line)
+	if err != nil {
+		return 0, fmt.Errorf("gotrain bench resnet: %w (run with --torch '' to skip PyTorch)", err)
 	}
 	fmt.Fprintln(stdout, line)
-	return strconv.ParseFloat(m[1], 64)
+	return rate, nil
 }
 
 // loadAvg is /proc/loadavg's three averages, or "unknown".

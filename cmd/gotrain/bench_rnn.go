@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"regexp"
 	"runtime"
-	"runtime/pprof"
-	"slices"
 	"strconv"
 	"time"
 
@@ -55,17 +50,11 @@ func benchRNN(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("gotrain bench rnn: --torch: %w (run from the repository root, or pass --torch \"\")", err)
 		}
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return fmt.Errorf("gotrain bench rnn: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("gotrain bench rnn: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile("rnn", *cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	perReplica := max(1, runtime.NumCPU() / *replicas)
 	if *threads > 0 {
 		prev := blas.Threads()
@@ -159,35 +148,10 @@ func (c rnnBench) run() (rate, loss float64, err error) {
 	return float64(c.steps*c.batch) / time.Since(start).Seconds(), loss, nil
 }
 
-var torchRNNRate = regexp.MustCompile(`samples/s ([0-9.]+)\s*$`)
-
 // runTorchRNN runs the PyTorch twin with c's model and schedule and
 // returns its samples/s and its report line.
 func runTorchRNN(python, script string, threads int, c rnnBench) (float64, string, error) {
-	cmd := exec.Command(python, script, "--batch", strconv.Itoa(c.batch), "--seq", strconv.Itoa(c.seq),
+	return runTwin(python, script, "--batch", strconv.Itoa(c.batch), "--seq", strconv.Itoa(c.seq),
 		"--vocab", strconv.Itoa(c.vocab), "--embd", strconv.Itoa(c.embd), "--units", strconv.Itoa(c.units),
 		"--steps", strconv.Itoa(c.steps), "--warmup", strconv.Itoa(c.warmup), "--threads", strconv.Itoa(threads))
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return 0, "", fmt.Errorf("%s: %w\n%s", script, err, errOut.String())
-	}
-	line := string(bytes.TrimSpace(out.Bytes()))
-	m := torchRNNRate.FindStringSubmatch(line)
-	if m == nil {
-		return 0, "", fmt.Errorf("%s: want a line ending in samples/s N, got %q", script, line)
-	}
-	rate, err := strconv.ParseFloat(m[1], 64)
-	return rate, line, err
-}
-
-// median returns the median of xs (the mean of the middle two for an
-// even count).
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
