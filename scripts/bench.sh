@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 ref=${GOTRAIN_BENCH_REF:-../shared/bench}
 what=${1:-all}
-go build -tags mpi -o bin/gotrain ./cmd/gotrain
+install/build.sh bin/gotrain mpi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 

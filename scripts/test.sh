@@ -43,6 +43,18 @@ go test -count=1 -tags noopenblas ./internal/blas/ ./graph/ ./strategy/
 go test -count=1 -tags noasm ./kernels/ ./nn/
 go test -count=1 -tags invariants ./strategy/ ./nn/
 
+section "cells on Go's runtime patched for many plugins (install/goruntime), as bin/gotrain runs them"
+# The corpus and the session tests load hundreds of plugins into one process,
+# with types shared between them: the patched typelinksinit must match them
+# as the original does.
+overlay=$(install/goruntime.sh)
+if [ -z "$overlay" ]; then
+	echo "install/goruntime/type.go.patch does not apply to this Go" >&2
+	exit 1
+fi
+go test -count=1 -overlay "$overlay" -ldflags "-X github.com/gotrain/gotrain/cells.runtimeOverlay=$overlay" \
+	./cells/ ./session/ ./tests/corpus/
+
 section "GPU path on fake CUDA libraries (-tags cuda; gpu/testdata/fake, built by the tests)"
 # gg is left out: gorgonia's own cuda tag needs cuda.h.
 cudapkgs=(./gpu/... ./kernels/ ./graph/ ./strategy/ ./nn/ ./models/...)
@@ -74,7 +86,7 @@ section "Jupyter: conformance suite, robustness, notebooks"
 cd "$root"
 /usr/bin/python3 -m unittest -v tests/jupyter/test_conformance.py tests/jupyter/test_robustness.py \
 	tests/jupyter/test_worker.py tests/jupyter/test_replay.py tests/jupyter/test_workers.py tests/jupyter/test_wire.py \
-	tests/jupyter/test_lifecycle.py tests/notebooks/test_notebooks.py tests/notebooks/test_issue14.py
+	tests/jupyter/test_lifecycle.py tests/jupyter/test_cellcost.py tests/notebooks/test_notebooks.py tests/notebooks/test_issue14.py
 
 section "Two hosts (network namespaces): one worker on each under mpirun"
 tests/twohost/run.sh

@@ -35,7 +35,7 @@ if ! JUPYTER_PATH="${JUPYTER_PATH:-}" /usr/bin/python3 -m jupyter kernelspec lis
 	fi
 	tmp="$(mktemp -d /tmp/gotrain-web-kernel-XXXXXX)"
 	echo "tests/web/run.sh: no gotrain kernelspec installed; building one into $tmp" >&2
-	(cd "$root" && PATH="/usr/local/go/bin:$PATH" go build -o "$tmp/bin/gotrain" ./cmd/gotrain)
+	(cd "$root" && PATH="/usr/local/go/bin:$PATH" install/build.sh "$tmp/bin/gotrain" "")
 	"$tmp/bin/gotrain" install --prefix "$tmp/prefix" >&2
 	export JUPYTER_PATH="$tmp/prefix/share/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}"
 fi
