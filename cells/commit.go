@@ -158,6 +158,25 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		}
 	}
 	keepRefs(u, cell, objs)
+	// A view keeps only the imports its declarations name: every later
+	// check resolves each one again, which made checking grow with the
+	// session (issue 24). A name followed by a dot is how a declaration
+	// printed by go/printer uses a package; one kept wrongly is harmless.
+	for n := range viewImp {
+		if n == "." || strings.HasPrefix(n, "_gt") {
+			continue
+		}
+		used := false
+		for _, o := range objs {
+			if o.cell == cell && strings.Contains(o.view, n+".") {
+				used = true
+				break
+			}
+		}
+		if !used {
+			delete(viewImp, n)
+		}
+	}
 	return objs, viewImp
 }
 

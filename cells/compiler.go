@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"go/ast"
 	"go/token"
 	"os"
 	"strconv"
@@ -55,6 +56,19 @@ type Compiler struct {
 	// again in an unchanged session skips even type-checking.
 	gen    int
 	recent map[string]recentCell
+	// views holds each earlier cell's parsed view while its live objects
+	// stay the same, so that a compilation parses only the views that
+	// changed: reparsing them all made a cell's check grow with the session
+	// (issue 24).
+	views map[*Cell]cellView
+}
+
+// cellView is the checking view of one earlier cell: the objects it
+// declares, in name order, and their parsed declarations.
+type cellView struct {
+	objs []*object
+	file *ast.File
+	pos  *token.File
 }
 
 // Cell is a compiled, loaded cell.
@@ -142,6 +156,7 @@ func New(cfg Config) (*Compiler, error) {
 		live:    map[string]*object{},
 		byHash:  map[string]*Cell{},
 		recent:  map[string]recentCell{},
+		views:   map[*Cell]cellView{},
 	}, nil
 }
 

@@ -68,7 +68,7 @@ func (c *Compiler) loose(code string) (*ast.File, *types.Info, *types.Package) {
 		Selections: map[*ast.SelectorExpr]*types.Selection{},
 		Scopes:     map[ast.Node]*types.Scope{},
 	}
-	conf := types.Config{Importer: c.tc.Importer(c.fset), Error: func(error) {}, Sizes: types.SizesFor("gc", goarch)}
+	conf := types.Config{Importer: c.tc.Importer(c.fset), Error: func(error) {}, Sizes: types.SizesFor("gc", goarch), DisableUnusedImportCheck: true}
 	pkg, _ := conf.Check("main", c.fset, append(c.viewFiles(topNames(file)), file), info)
 	return file, info, pkg
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/printer"
 	"go/token"
+	"sort"
 	"strings"
 )
 
@@ -15,8 +16,20 @@ func (c *Compiler) cellPos(pos token.Pos) (int, int) {
 
 // freshFileSet starts the positions of a new compilation or completion.
 // No position of an earlier one is used after it: what later cells need of
-// a cell (its views, the lines of its declarations) is kept as text.
-func (c *Compiler) freshFileSet() { c.fset = token.NewFileSet() }
+// a cell (its views, the lines of its declarations) is kept as text, except
+// the parsed views of earlier cells (viewFiles), which every set starts
+// with. A file parsed later in the set lies past them all, so that views
+// cached from different compilations never overlap.
+func (c *Compiler) freshFileSet() {
+	c.fset = token.NewFileSet()
+	files := make([]*token.File, 0, len(c.views))
+	for _, v := range c.views {
+		files = append(files, v.pos)
+	}
+	// AddExistingFiles wants them in order.
+	sort.Slice(files, func(i, j int) bool { return files[i].Base() < files[j].Base() })
+	c.fset.AddExistingFiles(files...)
+}
 
 // printNode prints an AST node as Go source.
 func (c *Compiler) printNode(n any) string {
