@@ -84,7 +84,7 @@ func (c *Compiler) typeKey(t types.Type, self string) string {
 			return
 		}
 		path := self
-		if f, ok := strings.CutSuffix(c.fset.PositionFor(o.Pos(), false).Filename, viewSuffix); ok {
+		if f, ok := c.viewCell(o.Pos()); ok {
 			path = f
 		}
 		owners = append(owners, o.Name()+"@"+path)

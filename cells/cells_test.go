@@ -230,3 +230,14 @@ func TestLinkFallsBackFromGold(t *testing.T) {
 		t.Error("the toolchain still links with gold after gold was refused")
 	}
 }
+
+// TestViewImportsClash declares, in consecutive cells, whose views share a
+// file when they can, variables whose types come from two packages imported
+// under one name; a later cell uses both.
+func TestViewImportsClash(t *testing.T) {
+	s := newSession(t)
+	s.want("import (\n\t\"fmt\"\n\t\"math/rand\"\n)\nr1 := rand.New(rand.NewSource(1))", "")
+	s.want("import rand \"math/rand/v2\"\nr2 := rand.New(rand.NewPCG(1, 2))", "")
+	s.want("func both() (*rand.Rand, int) { return r2, r1.Intn(10) }", "")
+	s.want("a, b := both()\nfmt.Println(a == r2, b >= 0, r2.IntN(10) < 10)", "true true true\n")
+}

@@ -1,12 +1,14 @@
 package cells
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -480,57 +482,103 @@ func resultCall(body *ast.BlockStmt, info *types.Info) bool {
 	return !tuple
 }
 
-// viewFiles returns the source of the checking view of the session: one
-// file per cell with live declarations, all in one package, so that a new
+// viewChunk is how many cells, numbered consecutively, share a view file:
+// checking one file per earlier cell cost a file scope and its imports per
+// cell, and grew with the session (issue 24).
+const viewChunk = 64
+
+// viewFiles returns the source of the checking view of the session: the
+// live declarations of earlier cells, all in one package, so that a new
 // cell sees unexported names and types as one program would. Names the new
-// cell declares are left out, so it may redefine them. A cell's view is
-// parsed again only when its objects differ from the cached view's.
+// cell declares are left out, so it may redefine them. Each cell's part
+// starts with a line directive naming it (its path and viewSuffix), which
+// isView and typeKey read. The cells of a chunk share a file unless their
+// imports bind one name to two packages; a chunk is parsed again only when
+// the objects of one of its cells differ from the cached view's.
 func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
 	byCell := map[*Cell][]*object{}
-	live := map[*Cell]bool{}
-	var order []*Cell
+	liveChunks := map[int64]bool{}
+	chunks := map[int64][]*Cell{}
 	for _, o := range c.live {
-		live[o.cell] = true
+		liveChunks[o.cell.seq/viewChunk] = true
 		if skip[o.name] {
 			continue
 		}
 		if byCell[o.cell] == nil {
-			order = append(order, o.cell)
+			k := o.cell.seq / viewChunk
+			chunks[k] = append(chunks[k], o.cell)
 		}
 		byCell[o.cell] = append(byCell[o.cell], o)
 	}
-	sort.Slice(order, func(i, j int) bool { return order[i].path < order[j].path })
+	keys := make([]int64, 0, len(chunks))
+	for k, cells := range chunks {
+		keys = append(keys, k)
+		slices.SortFunc(cells, func(a, b *Cell) int { return cmp.Compare(a.seq, b.seq) })
+		for _, cell := range cells {
+			objs := byCell[cell]
+			sort.Slice(objs, func(i, j int) bool { return objs[i].name < objs[j].name })
+		}
+	}
+	slices.Sort(keys)
 	var files []*ast.File
-	for _, cell := range order {
-		objs := byCell[cell]
-		sort.Slice(objs, func(i, j int) bool { return objs[i].name < objs[j].name })
-		if v, ok := c.views[cell]; ok && slices.Equal(v.objs, objs) {
-			files = append(files, v.file)
+	for _, k := range keys {
+		cells := chunks[k]
+		if v, ok := c.views[k]; ok && v.holds(cells, byCell) {
+			files = append(files, v.files...)
 			continue
 		}
-		var b strings.Builder
-		b.WriteString("package main\n")
-		writeImports(&b, cell.viewImp)
-		for _, o := range objs {
-			b.WriteString(o.view)
-			b.WriteString("\n")
+		v := chunkView{cells: cells}
+		for _, cell := range cells {
+			v.objs = append(v.objs, byCell[cell])
 		}
-		f, err := parser.ParseFile(c.fset, cell.path+viewSuffix, b.String(), parser.SkipObjectResolution)
-		if err != nil {
-			// A view is generated from declarations that type-checked;
-			// failing to parse one is a bug here, not in the cell.
-			panic(fmt.Sprintf("cells: view of %s does not parse: %v\n%s", cell.path, err, b.String()))
+		for start := 0; start < len(cells); {
+			end, imp := start+1, maps.Clone(cells[start].viewImp)
+		grow:
+			for ; end < len(cells); end++ {
+				for n, path := range cells[end].viewImp {
+					if p, ok := imp[n]; ok && p != path {
+						break grow
+					}
+				}
+				maps.Copy(imp, cells[end].viewImp)
+			}
+			var b strings.Builder
+			b.WriteString("package main\n")
+			writeImports(&b, imp)
+			for _, cell := range cells[start:end] {
+				fmt.Fprintf(&b, "//line %s%s:1\n", cell.path, viewSuffix)
+				for _, o := range byCell[cell] {
+					b.WriteString(o.view)
+					b.WriteString("\n")
+				}
+			}
+			name := fmt.Sprintf("views%d.%d", k, start)
+			f, err := parser.ParseFile(c.fset, name, b.String(), parser.SkipObjectResolution)
+			if err != nil {
+				// A view is generated from declarations that type-checked;
+				// failing to parse one is a bug here, not in the cell.
+				panic(fmt.Sprintf("cells: views of cells %s to %s do not parse: %v\n%s", cells[start].path, cells[end-1].path, err, b.String()))
+			}
+			v.files = append(v.files, f)
+			v.pos = append(v.pos, c.fset.File(f.FileStart))
+			start = end
 		}
-		files = append(files, f)
-		c.views[cell] = cellView{objs: objs, file: f, pos: c.fset.File(f.FileStart)}
+		c.views[k] = v
+		files = append(files, v.files...)
 	}
-	// Views of cells that have no live object left go.
-	for cell := range c.views {
-		if !live[cell] {
-			delete(c.views, cell)
+	// Chunks with no live object left go.
+	for k := range c.views {
+		if !liveChunks[k] {
+			delete(c.views, k)
 		}
 	}
 	return files
+}
+
+// viewCell returns the path of the earlier cell whose view declares pos,
+// or false if no view does.
+func (c *Compiler) viewCell(pos token.Pos) (string, bool) {
+	return strings.CutSuffix(c.fset.PositionFor(pos, true).Filename, viewSuffix)
 }
 
 func writeImports(b *strings.Builder, imp map[string]string) {

@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/token"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -56,19 +57,34 @@ type Compiler struct {
 	// again in an unchanged session skips even type-checking.
 	gen    int
 	recent map[string]recentCell
-	// views holds each earlier cell's parsed view while its live objects
-	// stay the same, so that a compilation parses only the views that
-	// changed: reparsing them all made a cell's check grow with the session
-	// (issue 24).
-	views map[*Cell]cellView
+	// views holds the parsed views of earlier cells by chunk (seq /
+	// viewChunk) while their live objects stay the same, so that a
+	// compilation parses only the views that changed: reparsing them all
+	// made a cell's check grow with the session (issue 24).
+	views map[int64]chunkView
 }
 
-// cellView is the checking view of one earlier cell: the objects it
-// declares, in name order, and their parsed declarations.
-type cellView struct {
-	objs []*object
-	file *ast.File
-	pos  *token.File
+// chunkView is the checking view of a chunk of earlier cells: the cells
+// with live objects, in order, the objects each declares, in name order,
+// and their parsed declarations.
+type chunkView struct {
+	cells []*Cell
+	objs  [][]*object
+	files []*ast.File
+	pos   []*token.File
+}
+
+// holds reports whether v is the view of cells, each declaring byCell's.
+func (v chunkView) holds(cells []*Cell, byCell map[*Cell][]*object) bool {
+	if !slices.Equal(v.cells, cells) {
+		return false
+	}
+	for i, cell := range cells {
+		if !slices.Equal(v.objs[i], byCell[cell]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Cell is a compiled, loaded cell.
@@ -82,6 +98,7 @@ type Cell struct {
 	Reused bool
 
 	path    string
+	seq     int64 // the number in path
 	alias   string
 	archive string
 	objs    []*object
@@ -156,7 +173,7 @@ func New(cfg Config) (*Compiler, error) {
 		live:    map[string]*object{},
 		byHash:  map[string]*Cell{},
 		recent:  map[string]recentCell{},
-		views:   map[*Cell]cellView{},
+		views:   map[int64]chunkView{},
 	}, nil
 }
 
@@ -206,8 +223,9 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if !reused {
 		// Numbered across the process: a plugin path loads only once,
 		// whichever session loads it.
-		n := strconv.FormatInt(cellSeq.Add(1), 10)
-		cell = &Cell{path: pathPrefix + n, alias: "_gtc" + n}
+		seq := cellSeq.Add(1)
+		n := strconv.FormatInt(seq, 10)
+		cell = &Cell{path: pathPrefix + n, alias: "_gtc" + n, seq: seq}
 		cell.source = strings.ReplaceAll(gen, placeholderPath, cell.path)
 		so, err := c.build(ctx, cell)
 		if err != nil {

@@ -273,7 +273,8 @@ func (c *Compiler) Describe(code string, off int) (Symbol, bool) {
 		return sym, true
 	}
 	if obj.Pkg() != nil && obj.Pkg().Path() == "main" && obj.Parent() == obj.Pkg().Scope() {
-		if o := c.live[obj.Name()]; o != nil && strings.HasSuffix(c.fset.PositionFor(obj.Pos(), false).Filename, viewSuffix) {
+		_, fromView := c.viewCell(obj.Pos())
+		if o := c.live[obj.Name()]; o != nil && fromView {
 			sym.Cell, sym.Line = o.code, o.line
 		} else if c.fset.PositionFor(obj.Pos(), true).Filename == cellFile {
 			sym.Cell, sym.Line = code, c.fset.PositionFor(obj.Pos(), true).Line

@@ -164,7 +164,8 @@ func (g *generator) isView(obj types.Object) bool {
 	if obj == nil || obj.Pkg() != g.u.pkg || !obj.Pos().IsValid() {
 		return false
 	}
-	return strings.HasSuffix(g.c.fset.PositionFor(obj.Pos(), false).Filename, viewSuffix)
+	_, ok := g.c.viewCell(obj.Pos())
+	return ok
 }
 
 // isPkgLevel reports whether obj is a top-level name of the cells.

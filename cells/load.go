@@ -23,5 +23,6 @@ func load(cell *Cell, so string) error {
 		return ErrorList{{Msg: "cells: the cell's plugin loaded but did not register (a bug in gotrain)"}}
 	}
 	cell.Run = run
+	pageOut(so)
 	return nil
 }

@@ -22,9 +22,9 @@ func (c *Compiler) cellPos(pos token.Pos) (int, int) {
 // cached from different compilations never overlap.
 func (c *Compiler) freshFileSet() {
 	c.fset = token.NewFileSet()
-	files := make([]*token.File, 0, len(c.views))
+	var files []*token.File
 	for _, v := range c.views {
-		files = append(files, v.pos)
+		files = append(files, v.pos...)
 	}
 	// AddExistingFiles wants them in order.
 	sort.Slice(files, func(i, j int) bool { return files[i].Base() < files[j].Base() })
