@@ -11,6 +11,7 @@ tags=${2-mpi}
 overlay=$(install/goruntime.sh)
 flags=()
 if [ -n "$overlay" ]; then
-	flags=(-overlay "$overlay" -ldflags "-X github.com/gotrain/gotrain/cells.runtimeOverlay=$overlay")
+	# Quoted for go's flag splitting, which would cut a path at a space.
+	flags=(-overlay "$overlay" -ldflags "-X 'github.com/gotrain/gotrain/cells.runtimeOverlay=$overlay'")
 fi
 go build "${flags[@]}" -tags "$tags" -o "$output" ./cmd/gotrain

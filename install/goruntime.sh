@@ -1,24 +1,47 @@
 #!/usr/bin/env bash
 # Prepares Go's runtime patched for many plugins (install/goruntime/type.go.patch
-# says what and why): build/goruntime/type.go, the local Go's src/runtime/type.go
-# with the patch applied, and build/goruntime/overlay.json, which puts it in
-# place of the original in a build (go build -overlay). Prints the overlay's
-# path. Where the patch does not apply to this Go, prints nothing and says so
-# on stderr: gotrain then builds on the runtime as it is, and a session's cells
-# load more slowly as it grows.
+# says what and why): the local Go's src/runtime/type.go with the patch
+# applied, and overlay.json, which puts it in place of the original in a build
+# (go build -overlay), in build/goruntime/KEY, where KEY hashes the original
+# and the patch. Prints the overlay's path. A directory once made is never
+# changed, as running kernels build their cells with it. Where the patch does
+# not apply to this Go, prints nothing and says why on stderr: gotrain then
+# builds on the runtime as it is, and a session's cells load more slowly as it
+# grows.
 #
 # usage: install/goruntime.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+patchfile=install/goruntime/type.go.patch
 goroot=$(go env GOROOT)
-out=$PWD/build/goruntime
-rm -rf "$out"
-mkdir -p "$out"
-cp "$goroot/src/runtime/type.go" "$out/type.go"
-if ! patch --silent --forward --reject-file=- "$out/type.go" install/goruntime/type.go.patch >/dev/null; then
-	echo "goruntime: install/goruntime/type.go.patch does not apply to $goroot/src/runtime/type.go ($(go env GOVERSION)); building on the unpatched runtime" >&2
-	rm -rf "$out"
+original=$goroot/src/runtime/type.go
+key=$(cat "$original" "$patchfile" | sha256sum | cut -c1-16)
+out=$PWD/build/goruntime/$key
+case "$out$original" in
+*'"'* | *'\'*)
+	echo "goruntime: a path holds a quote or a backslash, which the overlay's JSON would need escaped: $out, $original; building on the unpatched runtime" >&2
+	exit 0
+	;;
+esac
+if [ -f "$out/overlay.json" ]; then
+	echo "$out/overlay.json"
 	exit 0
 fi
-printf '{"Replace": {"%s": "%s"}}\n' "$goroot/src/runtime/type.go" "$out/type.go" >"$out/overlay.json"
+if ! command -v patch >/dev/null; then
+	echo "goruntime: the patch command is missing (apt-get install patch); building on the unpatched runtime" >&2
+	exit 0
+fi
+mkdir -p "$PWD/build/goruntime"
+tmp=$(mktemp -d "$PWD/build/goruntime/.new-XXXXXX")
+chmod 755 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+cp "$original" "$tmp/type.go"
+# --fuzz=0: every hunk applies exactly where its context says, or none does.
+if ! patch --silent --forward --fuzz=0 --reject-file=- "$tmp/type.go" "$patchfile" >/dev/null; then
+	echo "goruntime: $patchfile does not apply to $original ($(go env GOVERSION)); building on the unpatched runtime" >&2
+	exit 0
+fi
+printf '{"Replace": {"%s": "%s"}}\n' "$original" "$out/type.go" >"$tmp/overlay.json"
+# Another run may have made it meanwhile; the same key holds the same files.
+mv -T "$tmp" "$out" 2>/dev/null || true
 echo "$out/overlay.json"

@@ -49,10 +49,10 @@ section "cells on Go's runtime patched for many plugins (install/goruntime), as 
 # as the original does.
 overlay=$(install/goruntime.sh)
 if [ -z "$overlay" ]; then
-	echo "install/goruntime/type.go.patch does not apply to this Go" >&2
+	echo "install/goruntime.sh made no overlay (it says why above)" >&2
 	exit 1
 fi
-go test -count=1 -overlay "$overlay" -ldflags "-X github.com/gotrain/gotrain/cells.runtimeOverlay=$overlay" \
+go test -count=1 -overlay "$overlay" -ldflags "-X 'github.com/gotrain/gotrain/cells.runtimeOverlay=$overlay'" \
 	./cells/ ./session/ ./tests/corpus/
 
 section "GPU path on fake CUDA libraries (-tags cuda; gpu/testdata/fake, built by the tests)"
