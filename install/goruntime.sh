@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Prepares Go's runtime patched for many plugins (install/goruntime/type.go.patch
 # says what and why): the local Go's src/runtime/type.go with the patch
-# applied, and overlay.json, which puts it in place of the original in a build
-# (go build -overlay), in build/goruntime/KEY, where KEY hashes the original
-# and the patch. Prints the overlay's path. A directory once made is never
+# applied, as type.go.patched (not a .go file, so that go vet ./... and
+# go build ./... pass it by), and overlay.json, which puts it in place of the
+# original in a build (go build -overlay), in build/goruntime/KEY, where KEY
+# hashes the original, the patch and this script. Prints the overlay's path. A directory once made is never
 # changed, as running kernels build their cells with it. Where the patch does
 # not apply to this Go, prints nothing and says why on stderr: gotrain then
 # builds on the runtime as it is, and a session's cells load more slowly as it
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 patchfile=install/goruntime/type.go.patch
 goroot=$(go env GOROOT)
 original=$goroot/src/runtime/type.go
-key=$(cat "$original" "$patchfile" | sha256sum | cut -c1-16)
+key=$(cat "$original" "$patchfile" "$0" | sha256sum | cut -c1-16)
 out=$PWD/build/goruntime/$key
 case "$out$original" in
 *'"'* | *'\'*)
@@ -35,13 +36,13 @@ mkdir -p "$PWD/build/goruntime"
 tmp=$(mktemp -d "$PWD/build/goruntime/.new-XXXXXX")
 chmod 755 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
-cp "$original" "$tmp/type.go"
+cp "$original" "$tmp/type.go.patched"
 # --fuzz=0: every hunk applies exactly where its context says, or none does.
-if ! patch --silent --forward --fuzz=0 --reject-file=- "$tmp/type.go" "$patchfile" >/dev/null; then
+if ! patch --silent --forward --fuzz=0 --reject-file=- "$tmp/type.go.patched" "$patchfile" >/dev/null; then
 	echo "goruntime: $patchfile does not apply to $original ($(go env GOVERSION)); building on the unpatched runtime" >&2
 	exit 0
 fi
-printf '{"Replace": {"%s": "%s"}}\n' "$original" "$out/type.go" >"$tmp/overlay.json"
+printf '{"Replace": {"%s": "%s"}}\n' "$original" "$out/type.go.patched" >"$tmp/overlay.json"
 # Another run may have made it meanwhile; the same key holds the same files.
 mv -T "$tmp" "$out" 2>/dev/null || true
 echo "$out/overlay.json"
