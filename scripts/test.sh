@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test gotrain has, after doing all set-up on a fresh machine:
 # formatting and vet, Go tests with the race detector (among them the corpus
-# of 151 programs run as cells and under go run, tests/corpus), the pure-Go
-# BLAS build, the GPU path on fake CUDA libraries, the OpenMPI binding under
+# of 151 programs run as cells and under go run, tests/corpus), the cells
+# again on Go's runtime patched for many plugins (install/goruntime), the
+# pure-Go BLAS build, the GPU path on fake CUDA libraries, the OpenMPI binding under
 # mpirun, short fuzzing, the Jupyter
 # conformance suite and robustness tests through Debian's jupyter_client,
 # workers on two hosts (network namespaces),
