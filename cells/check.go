@@ -523,47 +523,11 @@ func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
 	var files []*ast.File
 	for _, k := range keys {
 		cells := chunks[k]
-		if v, ok := c.views[k]; ok && v.holds(cells, byCell) {
-			files = append(files, v.files...)
-			continue
+		v, ok := c.views[k]
+		if !ok || !v.holds(cells, byCell) {
+			v = c.parseChunk(k, cells, byCell)
+			c.views[k] = v
 		}
-		v := chunkView{cells: cells}
-		for _, cell := range cells {
-			v.objs = append(v.objs, byCell[cell])
-		}
-		for start := 0; start < len(cells); {
-			end, imp := start+1, maps.Clone(cells[start].viewImp)
-		grow:
-			for ; end < len(cells); end++ {
-				for n, path := range cells[end].viewImp {
-					if p, ok := imp[n]; ok && p != path {
-						break grow
-					}
-				}
-				maps.Copy(imp, cells[end].viewImp)
-			}
-			var b strings.Builder
-			b.WriteString("package main\n")
-			writeImports(&b, imp)
-			for _, cell := range cells[start:end] {
-				fmt.Fprintf(&b, "//line %s%s:1\n", cell.path, viewSuffix)
-				for _, o := range byCell[cell] {
-					b.WriteString(o.view)
-					b.WriteString("\n")
-				}
-			}
-			name := fmt.Sprintf("views%d.%d", k, start)
-			f, err := parser.ParseFile(c.fset, name, b.String(), parser.SkipObjectResolution)
-			if err != nil {
-				// A view is generated from declarations that type-checked;
-				// failing to parse one is a bug here, not in the cell.
-				panic(fmt.Sprintf("cells: views of cells %s to %s do not parse: %v\n%s", cells[start].path, cells[end-1].path, err, b.String()))
-			}
-			v.files = append(v.files, f)
-			v.pos = append(v.pos, c.fset.File(f.FileStart))
-			start = end
-		}
-		c.views[k] = v
 		files = append(files, v.files...)
 	}
 	// Chunks with no live object left go.
@@ -573,6 +537,47 @@ func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
 		}
 	}
 	return files
+}
+
+// parseChunk parses the views of chunk k's cells, each declaring byCell's:
+// one file for consecutive cells whose imports do not bind a name to two
+// packages.
+func (c *Compiler) parseChunk(k int64, cells []*Cell, byCell map[*Cell][]*object) chunkView {
+	v := chunkView{cells: cells}
+	for _, cell := range cells {
+		v.objs = append(v.objs, byCell[cell])
+	}
+	for start, end := 0, 0; start < len(cells); start = end {
+		imp := map[string]string{}
+	grow:
+		for end = start; end < len(cells); end++ {
+			for n, path := range cells[end].viewImp {
+				if p, ok := imp[n]; ok && p != path {
+					break grow
+				}
+			}
+			maps.Copy(imp, cells[end].viewImp)
+		}
+		var b strings.Builder
+		b.WriteString("package main\n")
+		writeImports(&b, imp)
+		for _, cell := range cells[start:end] {
+			fmt.Fprintf(&b, "//line %s%s:1\n", cell.path, viewSuffix)
+			for _, o := range byCell[cell] {
+				b.WriteString(o.view)
+				b.WriteString("\n")
+			}
+		}
+		f, err := parser.ParseFile(c.fset, fmt.Sprintf("views%d.%d", k, start), b.String(), parser.SkipObjectResolution)
+		if err != nil {
+			// A view is generated from declarations that type-checked;
+			// failing to parse one is a bug here, not in the cell.
+			panic(fmt.Sprintf("cells: views of cells %s to %s do not parse: %v\n%s", cells[start].path, cells[end-1].path, err, b.String()))
+		}
+		v.files = append(v.files, f)
+		v.pos = append(v.pos, c.fset.File(f.FileStart))
+	}
+	return v
 }
 
 // viewCell returns the path of the earlier cell whose view declares pos,

@@ -341,20 +341,22 @@ func (k *Kernel) recv(c *channel) (zmq4.Msg, bool) {
 // its turn only when its own client has requests queued or running, whose
 // replies must reach that client first.
 func (k *Kernel) queueShell(m *message) {
+	queued := false
 	select {
 	case <-k.stopShell:
-		k.log.Info("kernel: dropped shell request: shutting down", "msg_type", m.Header.MsgType)
-		return
 	default:
+		if m.Header.MsgType == "kernel_info_request" {
+			if mine, all := k.shellQ.idle(m); mine {
+				// Behind a running cell its statuses are not the kernel's;
+				// with nothing queued they are, as a queued request's would be.
+				m.aside = !all
+				k.serve(k.socks.shell, m, false)
+				return
+			}
+		}
+		queued = k.shellQ.push(m, k.stopShell, k.ctx.Done())
 	}
-	if m.Header.MsgType == "kernel_info_request" && k.shellQ.idle(m) {
-		// Behind a running cell its statuses are not the kernel's; with
-		// nothing queued they are, as a queued request's would be.
-		m.aside = !k.shellQ.empty()
-		k.serve(k.socks.shell, m, false)
-		return
-	}
-	if !k.shellQ.push(m, k.stopShell, k.ctx.Done()) {
+	if !queued {
 		k.log.Info("kernel: dropped shell request: shutting down", "msg_type", m.Header.MsgType)
 	}
 }

@@ -97,18 +97,12 @@ func (q *shellQueue) served(m *message) {
 	}
 }
 
-// idle reports whether no request of m's client is queued or being served.
-func (q *shellQueue) idle(m *message) bool {
+// idle reports whether no request of m's client is queued or being served
+// (mine), and whether no request at all is (all).
+func (q *shellQueue) idle(m *message) (mine, all bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.byClient[client(m)] == 0
-}
-
-// empty reports whether no request at all is queued or being served.
-func (q *shellQueue) empty() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.byClient) == 0
+	return q.byClient[client(m)] == 0, len(q.byClient) == 0
 }
 
 // client names the client that sent m: its routing identities, joined.

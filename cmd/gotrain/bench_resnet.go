@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -131,10 +132,13 @@ func timeResNet(cfg resnet.Config, replicas, threads, batch, warmup, steps int, 
 	return rate, nil
 }
 
+// torchResNetRate finds the samples/s of torch_resnet.py's line.
+var torchResNetRate = regexp.MustCompile(`([0-9.]+) samples/s`)
+
 // runTorchResNet runs the PyTorch script with Debian's python3, prints its
 // line and returns its samples/s.
 func runTorchResNet(script string, threads, batch, warmup, steps, stem int, stdout io.Writer) (float64, error) {
-	rate, line, err := runTwin("/usr/bin/python3", script, "--threads", strconv.Itoa(threads), "--batch", strconv.Itoa(batch),
+	rate, line, err := runTwin(torchResNetRate, "/usr/bin/python3", script, "--threads", strconv.Itoa(threads), "--batch", strconv.Itoa(batch),
 		"--warmup", strconv.Itoa(warmup), "--steps", strconv.Itoa(steps), "--stem-stride", strconv.Itoa(stem))
 	if err != nil {
 		return 0, fmt.Errorf("gotrain bench resnet: %w (run with --torch '' to skip PyTorch)", err)

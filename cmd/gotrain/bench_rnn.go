@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"time"
@@ -148,10 +149,13 @@ func (c rnnBench) run() (rate, loss float64, err error) {
 	return float64(c.steps*c.batch) / time.Since(start).Seconds(), loss, nil
 }
 
+// torchRNNRate finds the samples/s of torch_rnn.py's line, which ends with it.
+var torchRNNRate = regexp.MustCompile(`samples/s ([0-9.]+)\s*$`)
+
 // runTorchRNN runs the PyTorch twin with c's model and schedule and
 // returns its samples/s and its report line.
 func runTorchRNN(python, script string, threads int, c rnnBench) (float64, string, error) {
-	return runTwin(python, script, "--batch", strconv.Itoa(c.batch), "--seq", strconv.Itoa(c.seq),
+	return runTwin(torchRNNRate, python, script, "--batch", strconv.Itoa(c.batch), "--seq", strconv.Itoa(c.seq),
 		"--vocab", strconv.Itoa(c.vocab), "--embd", strconv.Itoa(c.embd), "--units", strconv.Itoa(c.units),
 		"--steps", strconv.Itoa(c.steps), "--warmup", strconv.Itoa(c.warmup), "--threads", strconv.Itoa(threads))
 }

@@ -31,13 +31,9 @@ func startCPUProfile(what, path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// twinRate finds the samples/s a twin script reports, written either
-// "N samples/s" or "samples/s N".
-var twinRate = regexp.MustCompile(`([0-9.]+) samples/s|samples/s ([0-9.]+)\s*$`)
-
 // runTwin runs python script args and returns the samples/s of its report
-// line, and the line.
-func runTwin(python, script string, args ...string) (rate float64, line string, err error) {
+// line, which rate's one group finds, and the line.
+func runTwin(rateRE *regexp.Regexp, python, script string, args ...string) (rate float64, line string, err error) {
 	var out, errOut bytes.Buffer
 	cmd := exec.Command(python, append([]string{script}, args...)...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -45,15 +41,11 @@ func runTwin(python, script string, args ...string) (rate float64, line string, 
 		return 0, "", fmt.Errorf("%s: %w\n%s", script, err, errOut.String())
 	}
 	line = string(bytes.TrimSpace(out.Bytes()))
-	m := twinRate.FindStringSubmatch(line)
+	m := rateRE.FindStringSubmatch(line)
 	if m == nil {
 		return 0, "", fmt.Errorf("%s: want a report of samples/s, got %q", script, line)
 	}
-	n := m[1]
-	if n == "" {
-		n = m[2]
-	}
-	rate, err = strconv.ParseFloat(n, 64)
+	rate, err = strconv.ParseFloat(m[1], 64)
 	return rate, line, err
 }
 
