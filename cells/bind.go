@@ -201,6 +201,88 @@ func (c *Compiler) rebindFuncs(u *unit) {
 	}
 }
 
+// rebindMethods finds the methods the cell declares again, for an earlier
+// cell's type it does not declare, with the receiver and signature they
+// had, whose slot they take. It returns the types of the cell's other
+// methods, new ones or ones with another signature: the cell must declare
+// those types again (prepareWith).
+func (c *Compiler) rebindMethods(u *unit) map[string]*object {
+	again := map[string]*object{}
+	for _, d := range u.fileB.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil || fd.Name.Name == "_" {
+			continue
+		}
+		base := recvBase(fd.Recv.List[0].Type)
+		if base == "" || declaresType(u.fileB, base) {
+			continue
+		}
+		key := base + "." + fd.Name.Name
+		old := c.live[key]
+		fn := methodOf(u.pkg, base, fd.Name.Name)
+		if old != nil && old.slot != nil && fn != nil && methodSlot(fd) && old.typeKey == c.methodKey(fn, newCell) {
+			u.rebound[key] = old
+			continue
+		}
+		if t := c.live[base]; t != nil && t.kind == objType {
+			again[base] = t
+		}
+	}
+	return again
+}
+
+// methodKey is sigKey of a method, after its receiver's kind: a method of
+// *T and one of T are not the same method to callers.
+func (c *Compiler) methodKey(fn *types.Func, self string) string {
+	sig := fn.Signature()
+	recv := "T "
+	if _, ptr := sig.Recv().Type().(*types.Pointer); ptr {
+		recv = "*T "
+	}
+	return recv + c.sigKey(sig, self)
+}
+
+// methodSlot reports whether a method declaration gets a slot: one with a
+// body, of a type without type parameters (a slot holds one func value, and
+// a generic type's method has none without its type arguments).
+func methodSlot(fd *ast.FuncDecl) bool {
+	if fd.Recv == nil || fd.Body == nil || fd.Name.Name == "_" {
+		return false
+	}
+	t := fd.Recv.List[0].Type
+	if st, ok := t.(*ast.StarExpr); ok {
+		t = st.X
+	}
+	_, plain := ast.Unparen(t).(*ast.Ident)
+	return plain
+}
+
+// methodsOf returns the live methods of the type named typ, by name.
+func (c *Compiler) methodsOf(typ string) []*object {
+	var out []*object
+	for name, o := range c.live {
+		if o.kind == objMethod && recvOf(name) == typ {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b *object) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// recvOf returns the type of a method's "Type.method" name.
+func recvOf(method string) string {
+	t, _, _ := strings.Cut(method, ".")
+	return t
+}
+
+// methodSlotName is the name, before exportPrefix and slotSuffix, of the
+// slot of method "Type.method": apart from every function's, as no
+// function of a cell is named with "_gtm_".
+func methodSlotName(key string) string {
+	t, m, _ := strings.Cut(key, ".")
+	return t + "_gtm_" + m
+}
+
 // sessionFunc reports whether a top-level function of this name is one of
 // the session's: not the cell's statements, nor init, nor blank.
 func sessionFunc(name string) bool { return name != cellFunc && name != "init" && name != "_" }
@@ -246,32 +328,87 @@ func (g *generator) ownFunc(obj types.Object) bool {
 	return ok && g.isPkgLevel(fn) && !g.isView(fn) && fn.Signature().TypeParams() == nil && sessionFunc(fn.Name())
 }
 
-// addSlots declares the slots of the cell's functions that have none yet,
-// stores each function in its slot, in init and when the cell runs, and
-// starts each with the hand-over to the slot's function.
+// slotted is a function or method of the cell whose definition goes
+// through a slot.
+type slotted struct {
+	slot    ast.Expr      // the slot
+	declare string        // the slot's name, when this cell declares it
+	sig     *ast.FuncType // the slot's function type, when declared
+	value   ast.Expr      // what the slot holds for this cell: the function, or the method expression
+	args    []ast.Expr    // the hand-over's arguments: the receiver, then the parameters
+	fd      *ast.FuncDecl
+}
+
+// slotOfDecl returns the slot of a function or method declaration: a
+// function's (hasSlot), a method's of this cell's type, or the slot of an
+// earlier cell's method that this cell's declaration, made a function by
+// rebindDecls, takes.
+func (g *generator) slotOfDecl(fd *ast.FuncDecl) (slotted, bool) {
+	if key, ok := g.rebound[fd]; ok {
+		nameParams(fd.Type)
+		return slotted{slot: g.slotIn(g.u.rebound[key].slot, methodSlotName(key)), value: ast.NewIdent(fd.Name.Name),
+			args: paramNames(fd.Type), fd: fd}, true
+	}
+	if fd.Recv == nil {
+		if !hasSlot(fd) {
+			return slotted{}, false
+		}
+		name := fd.Name.Name
+		nameParams(fd.Type)
+		s := slotted{slot: g.slotOf(name), value: ast.NewIdent(name), args: paramNames(fd.Type), fd: fd}
+		if g.u.rebound[name] == nil {
+			s.declare, s.sig = exportPrefix+name+slotSuffix, &ast.FuncType{Params: fd.Type.Params, Results: fd.Type.Results}
+		}
+		return s, true
+	}
+	key, ok := g.u.deps.methodKeys[fd]
+	if !ok || !methodSlot(fd) {
+		return slotted{}, false
+	}
+	recv := fd.Recv.List[0]
+	if len(recv.Names) == 0 || recv.Names[0].Name == "_" {
+		recv.Names = []*ast.Ident{ast.NewIdent("_gtr")}
+	}
+	nameParams(fd.Type)
+	name := exportPrefix + methodSlotName(key) + slotSuffix
+	var typ ast.Expr = recv.Type
+	if st, ok := typ.(*ast.StarExpr); ok {
+		typ = &ast.ParenExpr{X: st}
+	}
+	params := append([]*ast.Field{{Names: []*ast.Ident{ast.NewIdent("_gtr")}, Type: recv.Type}}, fd.Type.Params.List...)
+	return slotted{slot: ast.NewIdent(name), declare: name,
+		sig:   &ast.FuncType{Params: &ast.FieldList{List: params}, Results: fd.Type.Results},
+		value: &ast.SelectorExpr{X: typ, Sel: ast.NewIdent(fd.Name.Name)},
+		args:  append([]ast.Expr{ast.NewIdent(recv.Names[0].Name)}, paramNames(fd.Type)...), fd: fd}, true
+}
+
+// addSlots declares the slots of the cell's functions and methods that
+// have none yet, stores each definition in its slot, in init and when the
+// cell runs, and starts each with the hand-over to the slot's function.
 func (g *generator) addSlots() {
 	var stores []ast.Stmt
 	var decls []ast.Decl
 	for _, d := range g.u.fileB.Decls {
 		fd, ok := d.(*ast.FuncDecl)
-		if !ok || !hasSlot(fd) {
+		if !ok {
 			continue
 		}
-		name := fd.Name.Name
-		nameParams(fd.Type)
-		if g.u.rebound[name] == nil {
-			sig := &ast.FuncType{Params: fd.Type.Params, Results: fd.Type.Results}
+		s, ok := g.slotOfDecl(fd)
+		if !ok {
+			continue
+		}
+		if s.declare != "" {
 			decls = append(decls, &ast.GenDecl{Tok: token.VAR, Specs: []ast.Spec{&ast.ValueSpec{
-				Names: []*ast.Ident{ast.NewIdent(exportPrefix + name + slotSuffix)},
-				Type:  &ast.IndexExpr{X: g.rt("Slot"), Index: sig},
+				Names: []*ast.Ident{ast.NewIdent(s.declare)},
+				Type:  &ast.IndexExpr{X: g.rt("Slot"), Index: s.sig},
 			}}})
 		}
 		stores = append(stores, &ast.AssignStmt{
-			Lhs: []ast.Expr{g.slotFn(name), &ast.SelectorExpr{X: g.slotOf(name), Sel: ast.NewIdent("ID")}},
+			Lhs: []ast.Expr{&ast.SelectorExpr{X: s.slot, Sel: ast.NewIdent("Fn")}, &ast.SelectorExpr{X: s.slot, Sel: ast.NewIdent("ID")}},
 			Tok: token.ASSIGN,
-			Rhs: []ast.Expr{ast.NewIdent(name), &ast.UnaryExpr{Op: token.AND, X: ast.NewIdent(selfMarker)}},
+			Rhs: []ast.Expr{s.value, &ast.UnaryExpr{Op: token.AND, X: ast.NewIdent(selfMarker)}},
 		})
-		fd.Body.List = append([]ast.Stmt{g.handOver(fd)}, fd.Body.List...)
+		fd.Body.List = append([]ast.Stmt{g.handOver(s)}, fd.Body.List...)
 	}
 	if len(stores) == 0 {
 		return
@@ -284,15 +421,10 @@ func (g *generator) addSlots() {
 	g.u.fileB.Decls = append(g.u.fileB.Decls, decls...)
 }
 
-// handOver is `if slot.ID != &_gtself { return slot.Fn(params...) }`.
-func (g *generator) handOver(fd *ast.FuncDecl) ast.Stmt {
-	var args []ast.Expr
-	for _, f := range fd.Type.Params.List {
-		for _, n := range f.Names {
-			args = append(args, ast.NewIdent(n.Name))
-		}
-	}
-	call := &ast.CallExpr{Fun: g.slotFn(fd.Name.Name), Args: args}
+// handOver is `if slot.ID != &_gtself { return slot.Fn(args...) }`.
+func (g *generator) handOver(s slotted) ast.Stmt {
+	fd := s.fd
+	call := &ast.CallExpr{Fun: &ast.SelectorExpr{X: s.slot, Sel: ast.NewIdent("Fn")}, Args: s.args}
 	if n := len(fd.Type.Params.List); n > 0 {
 		if _, ok := fd.Type.Params.List[n-1].Type.(*ast.Ellipsis); ok {
 			call.Ellipsis = 1
@@ -305,9 +437,47 @@ func (g *generator) handOver(fd *ast.FuncDecl) ast.Stmt {
 		then = []ast.Stmt{&ast.ExprStmt{X: call}, &ast.ReturnStmt{}}
 	}
 	return &ast.IfStmt{
-		Cond: &ast.BinaryExpr{X: &ast.SelectorExpr{X: g.slotOf(fd.Name.Name), Sel: ast.NewIdent("ID")}, Op: token.NEQ,
+		Cond: &ast.BinaryExpr{X: &ast.SelectorExpr{X: s.slot, Sel: ast.NewIdent("ID")}, Op: token.NEQ,
 			Y: &ast.UnaryExpr{Op: token.AND, X: ast.NewIdent(selfMarker)}},
 		Body: &ast.BlockStmt{List: then},
+	}
+}
+
+// paramNames returns the names of a function's parameters, which
+// nameParams has named.
+func paramNames(ft *ast.FuncType) []ast.Expr {
+	var args []ast.Expr
+	for _, f := range ft.Params.List {
+		for _, n := range f.Names {
+			args = append(args, ast.NewIdent(n.Name))
+		}
+	}
+	return args
+}
+
+// rebindDecls makes each method the cell declares again for an earlier
+// cell's type (u.rebound) a function of the receiver and the parameters,
+// which addSlots stores in the method's slot: Go declares a type's
+// methods in its own package, and each cell is one.
+func (g *generator) rebindDecls() {
+	g.rebound = map[*ast.FuncDecl]string{}
+	for _, d := range g.u.fileB.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil {
+			continue
+		}
+		key, ok := g.u.deps.methodKeys[fd]
+		if !ok || g.u.rebound[key] == nil {
+			continue
+		}
+		recv := fd.Recv.List[0]
+		if len(recv.Names) == 0 || recv.Names[0].Name == "_" {
+			recv.Names = []*ast.Ident{ast.NewIdent("_gtr")}
+		}
+		fd.Type.Params.List = append([]*ast.Field{recv}, fd.Type.Params.List...)
+		fd.Recv = nil
+		fd.Name = ast.NewIdent("_gtm_" + methodSlotName(key))
+		g.rebound[fd] = key
 	}
 }
 
@@ -430,8 +600,8 @@ func (c *Compiler) keepers(old *object, cell *Cell) []string {
 // cell: "" when every user of old now uses o, or when nothing earlier
 // uses old.
 func (c *Compiler) redefinition(o, old *object, again bool) string {
-	if o.owner() == old.owner() {
-		return "" // late-bound: the same slot or variable
+	if o.owner() == old.owner() || o.kind == objMethod {
+		return "" // late-bound: the same slot or variable; or a method of a type declared again, which the type's note covers
 	}
 	keep := c.keepers(old, o.cell)
 	if len(keep) == 0 {

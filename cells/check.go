@@ -101,12 +101,11 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 		b.WriteString(decls)
 		b.WriteString("\n//line " + genFile + ":1\n")
 		for _, name := range sortedKeys(again) {
-			o := again[name]
-			b.WriteString(o.full + "\n")
-			for _, m := range sortedKeys(o.methods) {
-				if !own[name+"."+m] {
-					b.WriteString(o.methods[m] + "\n")
-					u.againSrc[name+"."+m] = o.methods[m]
+			b.WriteString(again[name].full + "\n")
+			for _, m := range c.methodsOf(name) {
+				if !own[m.name] {
+					b.WriteString(m.full + "\n")
+					u.againSrc[m.name] = m.full
 				}
 			}
 		}
@@ -168,17 +167,21 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	if u.fileB, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
 	}
-	// A method of an earlier cell's type: Go keeps a type's methods in its
-	// package, and each cell is one, so this cell declares the type again,
-	// with its earlier methods and the new ones.
+	// A method of an earlier cell's type: declared again with its receiver
+	// and signature, it takes the method's slot (bind.go), which the
+	// checks below confirm; a new one cannot join the type, as Go keeps a
+	// type's methods in its package and each cell is one, so this cell
+	// declares the type again, with its earlier methods and the new ones.
 	if again == nil {
 		add := map[string]*object{}
 		for _, d := range u.fileA.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 {
 				if base := recvBase(fd.Recv.List[0].Type); base != "" && !declaresType(u.fileA, base) {
-					if o := c.live[base]; o != nil && o.kind == objType && o.full != "" {
-						add[base] = o
+					o := c.live[base]
+					if m := c.live[base+"."+fd.Name.Name]; o == nil || o.kind != objType || (m != nil && m.slot != nil && methodSlot(fd)) {
+						continue
 					}
+					add[base] = o
 				}
 			}
 		}
@@ -239,6 +242,11 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	}
 	u.pkg, u.info = pkg, info
 	c.rebindFuncs(u)
+	if again == nil {
+		if add := c.rebindMethods(u); len(add) > 0 {
+			return c.prepareWith(code, add)
+		}
+	}
 	return u, nil
 }
 
@@ -362,6 +370,9 @@ func topNames(f *ast.File) map[string]bool {
 		case *ast.FuncDecl:
 			if d.Recv == nil && d.Name.Name != cellFunc {
 				names[d.Name.Name] = true
+			}
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				names[recvBase(d.Recv.List[0].Type)+"."+d.Name.Name] = true
 			}
 		case *ast.GenDecl:
 			for _, s := range d.Specs {
@@ -501,7 +512,9 @@ func (c *Compiler) viewFiles(skip map[string]bool) []*ast.File {
 	chunks := map[int64][]*Cell{}
 	for _, o := range c.live {
 		liveChunks[o.cell.seq/viewChunk] = true
-		if skip[o.name] {
+		// A method goes with its type: a cell declaring the type anew
+		// declares the methods it has.
+		if skip[o.name] || (o.kind == objMethod && skip[recvOf(o.name)]) {
 			continue
 		}
 		if byCell[o.cell] == nil {

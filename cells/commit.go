@@ -28,6 +28,16 @@ func (c *Compiler) commit(u *unit, cell *Cell) []string {
 			c.live[o.name] = o
 			c.gen++
 		}
+		// A type declared anew has the methods its cell gives it: the old
+		// type's go with it.
+		if old != nil && old != o && old.kind == objType && o.kind != objMethod {
+			for _, m := range c.methodsOf(o.name) {
+				if m.cell != cell {
+					delete(c.live, m.name)
+					c.gen++
+				}
+			}
+		}
 	}
 	for name, path := range u.own {
 		if c.imports[name] != path {
@@ -69,8 +79,6 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		}
 		objs = append(objs, o)
 	}
-	methods := map[string][]string{}
-	fullMethods := map[string]map[string]string{}
 	segs := split(u.code)
 	lines := lineStarts(u.code)
 	for _, d := range u.fileA.Decls {
@@ -79,11 +87,11 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 			continue
 		}
 		base := recvBase(fd.Recv.List[0].Type)
-		if base == "" {
+		if base == "" || fd.Name.Name == "_" {
 			continue
 		}
-		methods[base] = append(methods[base], c.printNode(fd))
-		src, ok := u.againSrc[base+"."+fd.Name.Name]
+		key := base + "." + fd.Name.Name
+		src, ok := u.againSrc[key]
 		if p := c.fset.PositionFor(fd.Pos(), true); !ok && p.Filename == cellFile {
 			off := lines[p.Line-1] + p.Column - 1
 			for _, sg := range segs {
@@ -92,10 +100,15 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 				}
 			}
 		}
-		if fullMethods[base] == nil {
-			fullMethods[base] = map[string]string{}
+		add(key, objMethod, c.printNode(fd), fd.Pos())
+		o := objs[len(objs)-1]
+		o.access, o.full = "", src
+		if fn := methodOf(u.pkg, base, fd.Name.Name); fn != nil && methodSlot(fd) {
+			o.typeKey, o.slot = c.methodKey(fn, cell.path), cell
+			if old := u.rebound[key]; old != nil {
+				o.slot = old.slot
+			}
 		}
-		fullMethods[base][fd.Name.Name] = src
 	}
 	for _, d := range u.fileA.Decls {
 		switch d := d.(type) {
@@ -118,12 +131,8 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 						continue
 					}
 					view := "type " + c.printNode(s)
-					for _, m := range methods[s.Name.Name] {
-						view += "\n" + m
-					}
 					add(s.Name.Name, objType, view, d.Pos())
-					o := objs[len(objs)-1]
-					o.full, o.methods = "type "+c.printNode(s), fullMethods[s.Name.Name]
+					objs[len(objs)-1].full = view
 				case *ast.ValueSpec:
 					if d.Tok != token.CONST {
 						continue
@@ -178,6 +187,25 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		}
 	}
 	return objs, viewImp
+}
+
+// methodOf returns the method name of the package-level type base in pkg,
+// or nil.
+func methodOf(pkg *types.Package, base, name string) *types.Func {
+	tn, ok := pkg.Scope().Lookup(base).(*types.TypeName)
+	if !ok {
+		return nil
+	}
+	named, ok := types.Unalias(tn.Type()).(*types.Named)
+	if !ok {
+		return nil
+	}
+	for i := 0; i < named.NumMethods(); i++ {
+		if m := named.Method(i); m.Name() == name {
+			return m
+		}
+	}
+	return nil
 }
 
 // constView declares a constant by its value, so that the view does not

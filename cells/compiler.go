@@ -126,6 +126,10 @@ const (
 	objFunc
 	objVar
 	objConst
+	// objMethod is a method of a cell's type, named "Type.method" in
+	// Compiler.live: a method is declared, checked and late-bound on its
+	// own, like a function (bind.go).
+	objMethod
 )
 
 // object is a top-level name a cell declared, as later cells see it.
@@ -138,20 +142,19 @@ type object struct {
 	view   string // its declaration as the checking view spells it
 	code   string // the source of the cell that declared it
 	line   int    // where in code
-	// full and methods are, for a type, its declaration and its methods'
-	// (by name) as written, for a later cell that adds a method.
-	full    string
-	methods map[string]string
-	// deps are, for a function, the session variables it reads, through
-	// the functions it calls; methodDeps are a type's methods', by name
-	// (deps.go).
-	deps       []depVar
-	methodDeps map[string][]depVar
-	// typeKey identifies a variable's type or a function's signature
-	// across cells; slot is the cell whose package holds the slot every
-	// call of a function goes through, nil for a generic function; refs
-	// are the session names a function, a type's methods or a func literal
-	// held by a variable name (bind.go).
+	// full is, for a type or a method, its declaration as written, for a
+	// later cell that declares the type again to add a method.
+	full string
+	// deps are, for a function or a method, the session variables it
+	// reads, and the slots of the functions and methods it calls, through
+	// the functions it calls (deps.go).
+	deps []depVar
+	// typeKey identifies a variable's type, or a function's or a method's
+	// signature (a method's with its receiver), across cells; slot is the
+	// cell whose package holds the slot every call of a function or method
+	// goes through, nil for a generic one; refs are the session names a
+	// function, a method, a type's declaration or a func literal held by a
+	// variable name (bind.go).
 	typeKey string
 	slot    *Cell
 	refs    []ref

@@ -23,17 +23,22 @@ import (
 // A function's variables are those its body reads anywhere, nested
 // literals included, and those of the session functions and methods it
 // names, through every cell: each declared function's set is kept on its
-// object for later cells. Assigning a variable (x = ..., x += ..., x++) is
+// object for later cells. The slots of the functions and methods it calls
+// are read too: a later cell that redefines one stores into its slot
+// (bind.go). Assigning a variable (x = ..., x += ..., x++) is
 // not reading it, so a step that counts its calls in a session variable
 // does not retrace when a loop resets it. A variable holding a function is
 // read like any other; package strategy follows the function it holds when
 // it traces.
 
-// depVar is a session variable a function reads.
+// depVar is a session variable a function reads, or the slot of a
+// function or method it calls: a redefinition stores into the slot, so a
+// step traced through the old body retraces (issue 30).
 type depVar struct {
-	name string
-	obj  *object // the earlier cell's variable; nil for one of the cell being compiled
+	name string  // the variable's, function's or method's ("Type.method") name
+	obj  *object // the earlier cell's variable, or the object holding the slot; nil for one of the cell being compiled
 	fn   bool    // it holds a function
+	slot string  // for a slot, its name between exportPrefix and slotSuffix
 }
 
 // cellDeps is what a cell's functions read, each set closed over the calls.
@@ -190,10 +195,16 @@ func (g *generator) scanDeps(body ast.Node) *depNode {
 				if g.isView(obj) {
 					if o := g.c.live[obj.Name()]; o != nil {
 						n.reads = append(n.reads, o.deps...)
+						if o.slot != nil {
+							n.reads = append(n.reads, depVar{name: o.name, obj: o, slot: o.name})
+						}
 					}
 					return true
 				}
 				n.calls = append(n.calls, "f:"+obj.Name())
+				if obj.Signature().TypeParams() == nil {
+					n.reads = append(n.reads, depVar{name: obj.Name(), slot: obj.Name()})
+				}
 			}
 		case *ast.SelectorExpr:
 			sel := info.Selections[m]
@@ -214,13 +225,20 @@ func (g *generator) scanDeps(body ast.Node) *depNode {
 				return true
 			}
 			base := named.Obj()
+			key := base.Name() + "." + f.Name()
 			if g.isView(base) {
-				if o := g.c.live[base.Name()]; o != nil && o.kind == objType {
-					n.reads = append(n.reads, o.methodDeps[f.Name()]...)
+				if o := g.c.live[key]; o != nil && o.kind == objMethod {
+					n.reads = append(n.reads, o.deps...)
+					if o.slot != nil {
+						n.reads = append(n.reads, depVar{name: key, obj: o, slot: methodSlotName(key)})
+					}
 				}
 				return true
 			}
-			n.calls = append(n.calls, "m:"+base.Name()+"."+f.Name())
+			n.calls = append(n.calls, "m:"+key)
+			if named.TypeParams().Len() == 0 {
+				n.reads = append(n.reads, depVar{name: key, slot: methodSlotName(key)})
+			}
 		}
 		return true
 	})
@@ -232,8 +250,8 @@ func (g *generator) scanDeps(body ast.Node) *depNode {
 func closeDeps(nodes map[string]*depNode, keys ...string) []depVar {
 	seen := map[string]bool{}
 	type varKey struct {
-		name string
-		obj  *object
+		name, slot string
+		obj        *object
 	}
 	have := map[varKey]bool{}
 	var out []depVar
@@ -245,7 +263,7 @@ func closeDeps(nodes map[string]*depNode, keys ...string) []depVar {
 		}
 		seen[key] = true
 		for _, d := range n.reads {
-			if k := (varKey{d.name, d.obj}); !have[k] {
+			if k := (varKey{d.name, d.slot, d.obj}); !have[k] {
 				have[k] = true
 				out = append(out, d)
 			}
@@ -273,7 +291,10 @@ func (g *generator) registerDeps() {
 		if !ok || fd.Body == nil || fd.Type.TypeParams != nil {
 			continue
 		}
+		key, rebound := g.rebound[fd]
 		switch {
+		case rebound:
+			calls = g.appendDeps(calls, ast.NewIdent(fd.Name.Name), key, d.methods[key])
 		case fd.Recv == nil && fd.Name.Name == cellFunc:
 			calls = g.appendDeps(calls, ast.NewIdent(cellFunc), "", d.body)
 		case fd.Recv == nil:
@@ -332,7 +353,17 @@ func (g *generator) appendDeps(list []ast.Stmt, fn ast.Expr, name string, deps [
 	args := []ast.Expr{fn, &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(name)}}
 	for _, d := range deps {
 		var v ast.Expr = ast.NewIdent(d.name)
-		if d.obj != nil {
+		switch {
+		case d.slot != "":
+			// A slot stays where it is, whichever definition is the newest.
+			v = g.depSlot(d)
+			if v == nil {
+				continue
+			}
+			args = append(args, &ast.CallExpr{Fun: g.rt("Code"), Args: []ast.Expr{
+				&ast.UnaryExpr{Op: token.AND, X: v}, &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(d.name)}}})
+			continue
+		case d.obj != nil:
 			if g.c.live[d.name] != d.obj {
 				continue
 			}
@@ -347,20 +378,47 @@ func (g *generator) appendDeps(list []ast.Stmt, fn ast.Expr, name string, deps [
 	return append(list, &ast.ExprStmt{X: &ast.CallExpr{Fun: g.rt("Deps"), Args: args}})
 }
 
+// depSlot is the slot a slot dependency names: an earlier cell's, or this
+// cell's own, declared or taken; nil for one that has no slot.
+func (g *generator) depSlot(d depVar) ast.Expr {
+	if d.obj != nil {
+		if d.obj.slot == nil {
+			return nil
+		}
+		return g.slotIn(d.obj.slot, d.slot)
+	}
+	if !strings.Contains(d.name, ".") {
+		return g.slotOf(d.name)
+	}
+	if old := g.u.rebound[d.name]; old != nil {
+		return g.slotIn(old.slot, d.slot)
+	}
+	return ast.NewIdent(exportPrefix + d.slot + slotSuffix)
+}
+
 // keepDeps records on a cell's functions and types what they read, for
 // later cells that call them.
 func (c *Compiler) keepDeps(u *unit, objs []*object) {
 	vars := map[string]*object{}
+	code := map[string]*object{}
 	for _, o := range objs {
-		if o.kind == objVar {
+		switch o.kind {
+		case objVar:
 			vars[o.name] = o
+		case objFunc, objMethod:
+			code[o.name] = o
 		}
 	}
 	resolve := func(deps []depVar) []depVar {
 		out := make([]depVar, 0, len(deps))
 		for _, d := range deps {
 			if d.obj == nil {
-				if d.obj = vars[d.name]; d.obj == nil {
+				if d.slot != "" {
+					d.obj = code[d.name]
+				} else {
+					d.obj = vars[d.name]
+				}
+				if d.obj == nil {
 					continue
 				}
 			}
@@ -372,13 +430,8 @@ func (c *Compiler) keepDeps(u *unit, objs []*object) {
 		switch o.kind {
 		case objFunc:
 			o.deps = resolve(u.deps.funcs[o.name])
-		case objType:
-			o.methodDeps = map[string][]depVar{}
-			for key, deps := range u.deps.methods {
-				if t, m, ok := strings.Cut(key, "."); ok && t == o.name {
-					o.methodDeps[m] = resolve(deps)
-				}
-			}
+		case objMethod:
+			o.deps = resolve(u.deps.methods[o.name])
 		}
 	}
 }

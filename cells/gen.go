@@ -39,6 +39,9 @@ type generator struct {
 	// keeps the name the cell gave it.
 	embedded map[string]bool
 	keep     map[*ast.Ident]bool // identifiers left as written
+	// rebound are the cell's methods of earlier cells' types made
+	// functions, by their "Type.method" (bind.go).
+	rebound map[*ast.FuncDecl]string
 }
 
 // generate is the generate stage: it takes a checked unit and gives the
@@ -70,6 +73,7 @@ func (c *Compiler) generate(u *unit) (string, error) {
 	u.refs = g.scanRefs()
 	g.promote()
 	renamed := g.renameGenerics()
+	g.rebindDecls()
 	astutil.Apply(f, g.pre, nil)
 	if len(g.errs) > 0 {
 		return "", g.errs

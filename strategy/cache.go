@@ -1,6 +1,8 @@
 package strategy
 
 import (
+	"github.com/gotrain/gotrain/internal/stepdeps"
+
 	"fmt"
 	"io"
 	"reflect"
@@ -77,23 +79,24 @@ type traceEntry struct {
 }
 
 // find returns the index of the entry for k, or -1; a stale entry is
-// dropped, and when a variable its step function reads was reassigned,
-// fn and v name the function and the variable.
-func (c *traceCache) find(k *traceKey) (i int, fn, v string) {
+// dropped, and when a variable its step function reads was reassigned, or
+// a function or method it calls redefined, fn and v name the step function
+// and what changed.
+func (c *traceCache) find(k *traceKey) (i int, fn string, v *stepdeps.Dep) {
 	for i := range c.entries {
 		e := &c.entries[i]
 		if !e.key.equal(k) {
 			continue
 		}
-		if v = e.tr.deps.changed(); v != "" || e.tr.trainabilityChanged() {
+		if v = e.tr.deps.changed(); v != nil || e.tr.trainabilityChanged() {
 			fn = e.tr.deps.fn
 			e.tr.close()
 			c.entries = slices.Delete(c.entries, i, i+1)
 			return -1, fn, v
 		}
-		return i, "", ""
+		return i, "", nil
 	}
-	return -1, "", ""
+	return -1, "", nil
 }
 
 // front moves entry i first and returns its trace.
@@ -182,7 +185,7 @@ func (s *Mirrored) lookup(stepFn any, fn reflect.Value, in *stepInputs) (*trace,
 	}
 	tr.deps.watch(key.code)
 	s.traces.put(key, stepFn, in, tr)
-	if staleVar != "" {
+	if staleVar != nil {
 		s.warnVarRetrace(staleFn, staleVar)
 	}
 	switch {

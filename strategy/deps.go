@@ -34,18 +34,19 @@ func (w *stepVars) watch(pc uintptr) {
 	}
 }
 
-// changed returns the name of the first variable reassigned since watch,
-// or "". It runs at every Run (trace.stale), so it only compares bytes.
-func (w *stepVars) changed() string {
+// changed returns the first variable reassigned, or function or method
+// redefined, since watch, or nil. It runs at every Run (trace.stale), so it
+// only compares bytes.
+func (w *stepVars) changed() *stepdeps.Dep {
 	off := uintptr(0)
 	for i := range w.vars {
 		d := &w.vars[i]
 		if !bytes.Equal(unsafe.Slice((*byte)(d.Addr), d.Size), w.snap[off:off+d.Size]) {
-			return d.Name
+			return d
 		}
 		off += d.Size
 	}
-	return ""
+	return nil
 }
 
 // varRetraceAdvice is how many retraces one variable's changes cause before
@@ -56,9 +57,16 @@ const varRetraceAdvice = 5
 // was reassigned: one line per retrace, up to varRetraceAdvice for one
 // variable, then one line of advice and silence, as a variable reassigned
 // at every step (a step counter read by the step) would flood the cell.
-func (s *Mirrored) warnVarRetrace(fn, v string) {
+// A redefined function or method is said each time: it changes only when
+// a cell redefines it.
+func (s *Mirrored) warnVarRetrace(fn string, d *stepdeps.Dep) {
 	if fn == "" {
 		fn = "the step function"
+	}
+	v := d.Name
+	if d.Code {
+		fmt.Fprintf(s.warn, "strategy: retracing %s: %s was redefined since it was traced\n", fn, v)
+		return
 	}
 	c := &s.traces
 	if c.varRetraces == nil {

@@ -90,7 +90,7 @@ type trace struct {
 // state (a frozen layer would still be updated), so the step must retrace;
 // or whether a session variable the step function reads was reassigned (an
 // optimizer, a model, a value folded into the graph).
-func (tr *trace) stale() bool { return tr.trainabilityChanged() || tr.deps.changed() != "" }
+func (tr *trace) stale() bool { return tr.trainabilityChanged() || tr.deps.changed() != nil }
 
 // trainabilityChanged reports whether a variable the step reads changed
 // trainability since the trace.

@@ -14,3 +14,12 @@ func Var[T any](p *T, name string) Dep { return stepdeps.Var(p, name) }
 // cell declares; its statements call it after assigning a func literal to
 // a top-level variable.
 func Deps(fn any, name string, deps ...Dep) { stepdeps.Register(fn, name, deps...) }
+
+// Code describes the slot at p through which every call of the function
+// or method named name goes: a later cell that redefines it stores into
+// the slot, and a step traced through the old body retraces (issue 30).
+func Code[T any](p *T, name string) Dep {
+	d := stepdeps.Var(p, name)
+	d.Code = true
+	return d
+}

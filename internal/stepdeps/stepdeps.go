@@ -17,6 +17,9 @@ type Dep struct {
 	// Func says the variable holds a func value: the variables of the
 	// function it holds when a step traces are watched too.
 	Func bool
+	// Code says the variable is the slot of a function or method of the
+	// cells: it changes when a cell redefines that function or method.
+	Code bool
 }
 
 // Var describes the variable at p.
