@@ -57,6 +57,7 @@ type ref struct {
 	by    string // the function: its name, "Type.method", or the variable a func literal was assigned to
 	name  string // the name it uses
 	owner string // the path of the cell owning what the name meant then; "" for this cell, resolved by objects
+	typ   bool   // the name is a type's
 }
 
 // owner returns the cell that holds an object's storage: a function's
@@ -499,9 +500,10 @@ func nameParams(ft *ast.FuncType) {
 }
 
 // scanRefs records, before the rewrites, the session names each function
-// of the cell names, and what each meant: by "f:name" for a function,
-// "m:Type.method" for a method, "l:name" for a func literal assigned to a
-// top-level variable.
+// and type of the cell names, and what each meant: by "f:name" for a
+// function, "m:Type.method" for a method, "t:name" for a type's
+// declaration, "l:name" for a func literal assigned to a top-level
+// variable.
 func (g *generator) scanRefs() map[string][]ref {
 	out := map[string][]ref{}
 	scan := func(key, by string, n ast.Node) {
@@ -516,7 +518,8 @@ func (g *generator) scanRefs() map[string][]ref {
 				return true
 			}
 			seen[obj.Name()] = true
-			r := ref{by: by, name: obj.Name()}
+			_, isType := obj.(*types.TypeName)
+			r := ref{by: by, name: obj.Name(), typ: isType}
 			if g.isView(obj) {
 				o := g.c.live[obj.Name()]
 				if o == nil {
@@ -531,6 +534,14 @@ func (g *generator) scanRefs() map[string][]ref {
 		})
 	}
 	declaredFuncs(g.u.fileB, func(key string, fd *ast.FuncDecl) { scan(key, key[2:], fd) })
+	for _, d := range g.u.fileB.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+			for _, sp := range gd.Specs {
+				ts := sp.(*ast.TypeSpec)
+				scan("t:"+ts.Name.Name, ts.Name.Name, ts)
+			}
+		}
+	}
 	for _, l := range g.u.deps.lits {
 		for i, lhs := range l.stmt.Lhs {
 			if id, ok := ast.Unparen(lhs).(*ast.Ident); ok && id.Name == l.name && i < len(l.stmt.Rhs) {
@@ -559,12 +570,9 @@ func keepRefs(u *unit, cell *Cell, objs []*object) {
 		case objFunc:
 			o.refs = resolve(u.refs["f:"+o.name])
 		case objType:
-			o.refs = nil
-			for _, key := range sortedKeys(u.refs) {
-				if strings.HasPrefix(key, "m:"+o.name+".") {
-					o.refs = append(o.refs, resolve(u.refs[key])...)
-				}
-			}
+			o.refs = resolve(u.refs["t:"+o.name])
+		case objMethod:
+			o.refs = resolve(u.refs["m:"+o.name])
 		case objVar:
 			if rs, ok := u.refs["l:"+o.name]; ok {
 				o.refs = resolve(rs)
@@ -574,8 +582,7 @@ func keepRefs(u *unit, cell *Cell, objs []*object) {
 }
 
 // keepers returns, sorted, the functions of cells other than cell that
-// still use old once a declaration of cell replaces it, and, for a type,
-// the session variables whose values have it.
+// still use old once a declaration of cell replaces it.
 func (c *Compiler) keepers(old *object, cell *Cell) []string {
 	owner := old.owner().path
 	var out []string
@@ -588,18 +595,15 @@ func (c *Compiler) keepers(old *object, cell *Cell) []string {
 				out = append(out, r.by)
 			}
 		}
-		if old.kind == objType && o.kind == objVar && slices.Contains(strings.Fields(o.typeKey), old.name+"@"+owner) {
-			out = append(out, o.name)
-		}
 	}
 	sort.Strings(out)
 	return slices.Compact(out)
 }
 
 // redefinition returns the note for o replacing old, declared by another
-// cell: "" when every user of old now uses o, or when nothing earlier
-// uses old.
-func (c *Compiler) redefinition(o, old *object, again bool) string {
+// cell, where old is not a type (staleNote says what keeps an old type):
+// "" when every user of old now uses o, or when nothing earlier uses old.
+func (c *Compiler) redefinition(o, old *object) string {
 	if o.owner() == old.owner() || o.kind == objMethod {
 		return "" // late-bound: the same slot or variable; or a method of a type declared again, which the type's note covers
 	}
@@ -609,10 +613,6 @@ func (c *Compiler) redefinition(o, old *object, again bool) string {
 	}
 	list := strings.Join(keep, ", ")
 	switch {
-	case again:
-		return fmt.Sprintf("%s declared again with the methods this cell adds (Go keeps a type's methods with the type): these keep the old %[1]s and its methods: %s", o.name, list)
-	case o.kind == objType && old.kind == objType:
-		return fmt.Sprintf("%s redefined as a new type: these keep the old one: %s", o.name, list)
 	case o.kind == objFunc && old.kind == objFunc && (o.slot == nil || old.slot == nil):
 		return fmt.Sprintf("%s redefined: a generic function is bound when its callers compile; these keep calling the old one: %s", o.name, list)
 	case o.kind == objFunc && old.kind == objFunc:

@@ -72,7 +72,7 @@ func TestIssue24LateBinding(t *testing.T) {
 		{"a type redefined", []cell{
 			{code: "import \"fmt\"\ntype point struct{ x int }\np := point{1}\nfunc show(q point) { fmt.Println(q.x) }"},
 			{code: "type point struct{ x, y int }\nfmt.Printf(\"%+v\\n\", point{1, 2})", out: "{x:1 y:2}\n",
-				notes: []string{"point redefined as a new type: these keep the old one: p, show"}},
+				notes: []string{"point redefined as a new type; these keep the old point until their cells run again: show; these variables hold values of the old point until the cells that make them run again: p; a later cell that uses them is refused until then"}},
 			{code: "type point struct{ x, y, z int }", out: ""},
 		}},
 		{"a type no one used", []cell{

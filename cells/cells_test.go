@@ -186,14 +186,20 @@ func TestPromotedLoopVariables(t *testing.T) {
 }
 
 // TestMethodInALaterCell adds methods to an earlier cell's type: the type
-// is declared again with all its methods; values made before keep the old
-// type.
+// is declared again with all its methods; a value made before keeps the
+// old type, and a cell that uses it is refused, in the cell that adds the
+// method already (issue 30).
 func TestMethodInALaterCell(t *testing.T) {
 	s := newSession(t)
 	s.want("import \"fmt\"\ntype point struct{ x, y int }\nfunc (p point) sum() int { return p.x + p.y }\nold := point{1, 2}", "")
-	s.want("func (p point) String() string { return fmt.Sprintf(\"(%d,%d)\", p.x, p.y) }\nfmt.Println(point{3, 4}, point{3, 4}.sum(), old.sum())", "(3,4) 7 3\n")
+	s.want("func (p point) String() string { return fmt.Sprintf(\"(%d,%d)\", p.x, p.y) }\nfmt.Println(point{3, 4}, point{3, 4}.sum())", "(3,4) 7\n")
 	s.want("func (p *point) scale(k int) { p.x *= k; p.y *= k }\nq := point{1, 1}\nq.scale(5)\nfmt.Println(q, q.sum())", "(5,5) 10\n")
-	s.want("fmt.Printf(\"%v %T\\n\", old, old)", "{1 2} main.point\n")
+	for _, code := range []string{"fmt.Printf(\"%v %T\\n\", old, old)", "func (p point) half() point { return point{p.x / 2, p.y / 2} }\nfmt.Println(old.sum())"} {
+		if _, err := s.run(code); err == nil || !strings.Contains(err.Error(), "old keeps the old point") {
+			t.Errorf("cell %q: error %v, want old refused", code, err)
+		}
+	}
+	s.want("old := point{1, 2}\nfmt.Println(old, old.sum())", "(1,2) 3\n")
 }
 
 // TestDefineFromAMethodOfACall is a top-level define whose value is a

@@ -241,6 +241,9 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 		return nil, errs
 	}
 	u.pkg, u.info = pkg, info
+	if errs := c.staleUses(u); len(errs) > 0 {
+		return nil, errs
+	}
 	c.rebindFuncs(u)
 	if again == nil {
 		if add := c.rebindMethods(u); len(add) > 0 {

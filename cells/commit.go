@@ -17,15 +17,20 @@ import (
 // definition (bind.go).
 func (c *Compiler) commit(u *unit, cell *Cell) []string {
 	var notices []string
+	var types [][2]*object // earlier types this cell declares anew, and what replaces each
 	for _, o := range cell.objs {
 		old := c.live[o.name]
 		if old != nil && old != o && old.cell != cell {
-			if n := c.redefinition(o, old, u.again[o.name] != nil); n != "" {
+			if old.kind == objType && old.owner() != o.owner() {
+				types = append(types, [2]*object{old, o})
+				c.typeRedeclared = true
+			} else if n := c.redefinition(o, old); n != "" {
 				notices = append(notices, n)
 			}
 		}
 		if old != o {
 			c.live[o.name] = o
+			c.all[o.name+"@"+o.owner().path] = o
 			c.gen++
 		}
 		// A type declared anew has the methods its cell gives it: the old
@@ -43,6 +48,12 @@ func (c *Compiler) commit(u *unit, cell *Cell) []string {
 		if c.imports[name] != path {
 			c.imports[name] = path
 			c.gen++
+		}
+	}
+	c.stale = c.findStale(nil)
+	for _, t := range types {
+		if n := c.staleNote(t[0], t[1], u.again[t[0].name] != nil); n != "" {
+			notices = append(notices, n)
 		}
 	}
 	sort.Strings(notices)

@@ -62,6 +62,15 @@ type Compiler struct {
 	// compilation parses only the views that changed: reparsing them all
 	// made a cell's check grow with the session (issue 24).
 	views map[int64]chunkView
+	// stale holds the live objects that keep a type since declared anew,
+	// with that type (stale.go); typeRedeclared says whether any type has
+	// been, without which none is stale.
+	stale          map[*object]string
+	typeRedeclared bool
+	// all holds every object committed, live or not, by its name and its
+	// owner's path: what a function's refs name; a function declared again
+	// with its signature is its newest body.
+	all map[string]*object
 }
 
 // chunkView is the checking view of a chunk of earlier cells: the cells
@@ -177,6 +186,7 @@ func New(cfg Config) (*Compiler, error) {
 		byHash:  map[string]*Cell{},
 		recent:  map[string]recentCell{},
 		views:   map[int64]chunkView{},
+		all:     map[string]*object{},
 	}, nil
 }
 

@@ -96,3 +96,72 @@ func TestIssue30StepWatchesMethods(t *testing.T) {
 		t.Error("Block.Call's slot did not change when a cell redefined it")
 	}
 }
+
+// TestIssue30NewType changes what a type is (a method's signature, a new
+// method, its fields): the type is declared anew, the note names
+// everything that keeps the old one, transitively, and a later cell that
+// names one of those is refused, naming the cell to run again, so that no
+// value made afterwards mixes old code and new.
+func TestIssue30NewType(t *testing.T) {
+	type cell struct {
+		code, out string
+		notes     []string
+		err       string // a substring of the cell's error
+	}
+	const box = "import \"fmt\"\ntype T struct{ n int }\nfunc (t *T) Hello() string { return \"old\" }\ntype Box struct{ t *T }\nfunc (b *Box) Say() string { return b.t.Hello() }\nfunc newBox() *Box { return &Box{&T{}} }\nfunc speak() string { return newBox().Say() }\nfunc other() int { return 1 }\nbox := newBox()\ntaken := box.t\nn := 3"
+	for _, tt := range []struct {
+		name  string
+		cells []cell
+	}{
+		{"a changed signature", []cell{
+			{code: box},
+			{code: "func (t *T) Hello(to string) string { return \"hello \" + to }",
+				notes: []string{"T declared again with the methods this cell adds or changes (Go keeps a type's methods with the type); these keep the old T until their cells run again: Box, Box.Say, newBox, speak; these variables hold values of the old T until the cells that make them run again: box, taken; a later cell that uses them is refused until then"}},
+			{code: "b2 := &Box{&T{}}", err: "1:8: Box keeps the old T, which a later cell declared again: run again the cell where Box is declared (its line 4: type Box struct{ t *T }), so that it uses the new T"},
+			{code: "fmt.Println(box.Say())", err: "box keeps the old T"},
+			{code: "fmt.Println(speak())", err: "speak keeps the old T"},
+			{code: "fmt.Println((&T{}).Hello(\"you\"), other(), n)", out: "hello you 1 3\n"},
+			// speak keeps calling the old newBox, of another signature.
+			{code: "type Box struct{ t *T }\nfunc (b *Box) Say() string { return b.t.Hello(\"box\") }\nfunc newBox() *Box { return &Box{&T{}} }\nfmt.Println(newBox().Say())", out: "hello box\n",
+				notes: []string{"Box redefined as a new type; these keep the old Box until their cells run again: speak; these variables hold values of the old Box until the cells that make them run again: box; a later cell that uses them is refused until then",
+					"newBox redefined with another signature: these keep calling the old one: speak"}},
+			{code: "fmt.Println(speak())", err: "speak keeps the old Box"},
+			{code: "func speak() string { return newBox().Say() }\nfmt.Println(speak())", out: "hello box\n"},
+		}},
+		{"a method added to a type a model holds", []cell{
+			{code: "import \"fmt\"\ntype Block struct{ k int }\nfunc (b *Block) Call(x int) int { return b.k * x }\ntype GPT struct{ blocks []*Block }\nfunc (g *GPT) Call(x int) int {\n\tfor _, b := range g.blocks {\n\t\tx = b.Call(x)\n\t}\n\treturn x\n}\nfunc newGPT() *GPT { return &GPT{[]*Block{{2}, {3}}} }\nmodel := newGPT()"},
+			{code: "func (b *Block) Describe() string { return fmt.Sprint(\"block \", b.k) }\nfmt.Println((&Block{4}).Describe(), (&Block{4}).Call(2))", out: "block 4 8\n",
+				notes: []string{"Block declared again with the methods this cell adds or changes (Go keeps a type's methods with the type); these keep the old Block until their cells run again: GPT, GPT.Call, newGPT; these variables hold values of the old Block until the cells that make them run again: model; a later cell that uses them is refused until then"}},
+			{code: "fmt.Println(model.Call(1))", err: "model keeps the old Block"},
+			{code: "g := &GPT{[]*Block{{5}}}", err: "GPT keeps the old Block"},
+		}},
+		{"fields changed; the same body redefined is late-bound again", []cell{
+			{code: "import \"fmt\"\ntype P struct{ x int }\nfunc (p P) Get() int { return p.x }\nfunc twice(p P) int { return 2 * p.Get() }"},
+			{code: "type P struct{ x, y int }\nfunc (p P) Get() int { return p.x + p.y }",
+				notes: []string{"P redefined as a new type; these keep the old P until their cells run again: twice; a later cell that uses them is refused until then"}},
+			{code: "fmt.Println(twice(P{1, 2}))", err: "twice keeps the old P"},
+			{code: "func twice(p P) int { return 2 * p.Get() }\nfmt.Println(twice(P{1, 2}))", out: "6\n"},
+			{code: "func (p P) Get() int { return p.x * p.y }\nfmt.Println(twice(P{2, 5}))", out: "20\n"},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSession(t)
+			for i, c := range tt.cells {
+				cell, err := s.c.Compile(context.Background(), c.code)
+				if c.err != "" {
+					if err == nil || !strings.Contains(err.Error(), c.err) {
+						t.Fatalf("cell %d %q: error %v, want one with %q", i+1, c.code, err, c.err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("cell %d %q: %v", i+1, c.code, err)
+				}
+				if strings.Join(cell.Notices, "\n") != strings.Join(c.notes, "\n") {
+					t.Errorf("cell %d notes\n%q, want\n%q", i+1, cell.Notices, c.notes)
+				}
+				s.want(c.code, c.out)
+			}
+		})
+	}
+}
