@@ -1,6 +1,7 @@
 package cells
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -180,7 +181,11 @@ func (c *Compiler) staleUses(u *unit) ErrorList {
 		}
 		errs = append(errs, e)
 	}
+	// Errors with a line first; one gotrain's code made last.
 	slices.SortFunc(errs, func(a, b Error) int {
+		if (a.Line == 0) != (b.Line == 0) {
+			return cmp.Compare(b.Line, a.Line)
+		}
 		if a.Line != b.Line {
 			return a.Line - b.Line
 		}
