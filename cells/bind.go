@@ -42,11 +42,16 @@ import (
 //     into its users), a generic function (it has no value a slot could
 //     hold). Earlier functions keep the old one, and a note names them;
 //     where none does, nothing is printed.
-//   - A method is not late-bound: a method declared in a later cell for an
-//     earlier cell's type, a new one or one declared again, declares the
-//     type again with all its methods (Go keeps a type's methods with the
-//     type, in its package), so values made before keep the old type and
-//     its methods, and the note names the functions and variables that do.
+//   - A method of a type without type parameters has a slot too, in its
+//     type's cell (issue 30): every method starts with the hand-over, so a
+//     later cell that declares it again with its receiver and signature
+//     compiles it as a function of the receiver and the parameters
+//     (rebindDecls) and stores that in the slot; values made before and
+//     after, method values and interfaces all run it, and the type is not
+//     declared again. A new method, or one of another signature, declares
+//     the type again with all its methods (Go keeps a type's methods with
+//     the type, in its package): a new type, whose old one stale.go
+//     follows.
 //
 // Two declarations have the same type when their types, spelled with
 // package paths, are equal and each named type of the cells in them was

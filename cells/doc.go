@@ -32,9 +32,11 @@
 //
 // A name declared again keeps meaning one thing to every cell where Go
 // allows it (bind.go):
-//   - a top-level function declared again with the same signature is the
-//     one every caller runs, earlier cells' functions, its own recursive
-//     calls and a function value taken before included;
+//   - a top-level function, or a method of a type without type parameters,
+//     declared again with the same signature (a method's receiver
+//     included) is the one every caller runs, earlier cells' functions, its
+//     own recursive calls, method values, interfaces and values made
+//     before included; a method's type is not declared again;
 //   - a variable declared again (:= or var) with the same type is the same
 //     variable, given a fresh value, so earlier functions and closures see
 //     the new value;
@@ -44,11 +46,15 @@
 //     cell's Notices has one line naming them (none when no earlier
 //     function uses the old one).
 //
-// Methods are not late-bound: Go keeps a type's methods with the type, in
-// its package, so a cell that declares a method of an earlier cell's type,
-// new or again, declares the type again with all its methods; values made
-// before keep the old type and its methods, and a note names the
-// functions and variables that do.
+// A type declared anew (its fields, or a method added or of another
+// signature: Go keeps a type's methods with the type, in its package, so
+// such a cell declares the type again with all its methods) leaves
+// stale what keeps the old type, directly or through others (stale.go):
+// the note names it all, and a later cell that uses a stale name is
+// refused with the line of the cell to run again.
+//
+// A step function watches the slots of the functions and methods it calls
+// (deps.go), so that a strategy retraces it once one is redefined.
 //
 // # Invariants
 //
