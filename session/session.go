@@ -23,7 +23,9 @@ import (
 // Options configures a Session.
 type Options struct {
 	// Dir holds the session's module and builds; empty means a new
-	// temporary directory. Close removes it.
+	// folder in the temporary directory, which names its owner so that a
+	// later session removes it once its process is gone (sweepDirs).
+	// Close removes it.
 	Dir string
 	// Source is gotrain's source tree, which cells build against; empty
 	// means the tree this binary was built from.
@@ -77,18 +79,25 @@ type cellRun struct {
 func New(opts Options) (*Session, error) {
 	dir := opts.Dir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "gotrain-session-")
+		d, err := newDir()
 		if err != nil {
 			return nil, fmt.Errorf("session: %w", err)
 		}
 		dir = d
 	}
+	made := opts.Dir == ""
 	tc, err := cells.NewToolchain(cells.ToolchainConfig{Source: opts.Source, ModuleDir: dir + "/module", Log: opts.Log})
 	if err != nil {
+		if made {
+			os.RemoveAll(dir)
+		}
 		return nil, err
 	}
 	comp, err := cells.New(cells.Config{Dir: dir + "/cells", Toolchain: tc})
 	if err != nil {
+		if made {
+			os.RemoveAll(dir)
+		}
 		return nil, err
 	}
 	s := &Session{comp: comp, tc: tc, dir: dir, docs: &docIndex{dir: func(path string) string {

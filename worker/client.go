@@ -2,8 +2,7 @@ package worker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,12 +24,13 @@ type Config struct {
 	// Command starts a worker: a program and its first arguments, such as
 	// {"/usr/local/bin/gotrain", "worker"}. The client appends
 	// `--connect ADDRESS` and, with a memory limit, `--memory-limit BYTES`,
-	// and passes the token in TokenEnv.
+	// and passes the worker's credential in TokenEnv.
 	Command []string
 	// Env is added to the kernel's environment for the worker.
 	Env []string
 	// Listen is where workers connect; empty means a Unix socket in a new
-	// directory only this user can enter.
+	// directory only this user can enter. On TCP the link is TLS, with a
+	// certificate made for this client and pinned by the workers.
 	Listen Address
 	// MemoryLimit is the memory limit each worker starts with (0: none);
 	// %limit changes it for the running worker and the ones after it.
@@ -64,13 +64,15 @@ type Client struct {
 	cfg      Config
 	log      *slog.Logger
 	ln       net.Listener
-	sockDir  string // removed by Close; empty for TCP
+	sockDir  string      // removed by Close; empty for TCP
+	tls      *tls.Config // the listener's TLS, on TCP; nil on a Unix socket
+	cert     []byte      // the SHA-256 of tls's certificate, which workers pin
 	acceptWG sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
 		w        *proc            // the current worker; nil before the first start and after Close
-		waiting  map[string]*proc // started workers not yet connected, by token
+		waiting  map[string]*proc // started workers not yet connected, by credential ID
 		notice   string           // shown at the start of the next cell
 		memLimit int64
 		closed   bool
@@ -123,6 +125,12 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	if network == "tcp" {
 		c.cfg.Listen = Address("tcp:" + c.ln.Addr().String())
+		cert, sum, err := linkCert()
+		if err != nil {
+			c.ln.Close()
+			return nil, err
+		}
+		c.tls, c.cert = serverTLS(cert), sum
 	}
 	c.acceptWG.Add(1)
 	go c.accept()
@@ -135,9 +143,10 @@ func NewClient(cfg Config) (*Client, error) {
 // Address is where the client listens, with the port a "tcp:…:0" got.
 func (c *Client) Address() Address { return c.cfg.Listen }
 
-// accept hands each connection that presents a waiting worker's token to
-// that worker; any other connection is closed. The hello must arrive
-// within 10 s, so a silent peer cannot hold a slot.
+// accept hands each connection that proves it holds a waiting worker's
+// credential to that worker; any other connection is closed. Each
+// handshake runs on its own goroutine and must end within
+// handshakeTimeout, so a silent peer cannot hold a slot.
 func (c *Client) accept() {
 	defer c.acceptWG.Done()
 	for {
@@ -146,20 +155,26 @@ func (c *Client) accept() {
 			return
 		}
 		go func() {
-			l, h, err := readHello(conn)
+			l, h, err := acceptLink(conn, c.tls, func(h helloMsg) ([]byte, bool) {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				if p := c.mu.waiting[h.ID]; p != nil {
+					return p.cred.secret, true
+				}
+				return nil, false
+			})
 			var p *proc
 			if err == nil {
 				c.mu.Lock()
-				for tok, w := range c.mu.waiting {
-					if checkToken(h.Token, tok) {
-						p = w
-						delete(c.mu.waiting, tok)
-						break
-					}
+				if p = c.mu.waiting[h.ID]; p != nil {
+					delete(c.mu.waiting, h.ID)
 				}
 				c.mu.Unlock()
+				if p == nil {
+					err = fmt.Errorf("worker %s connected twice", h.ID)
+				}
 			}
-			if p == nil {
+			if err != nil {
 				c.log.Warn("worker: refused a connection", "remote", conn.RemoteAddr().String(), "err", err)
 				conn.Close()
 				return
@@ -170,30 +185,14 @@ func (c *Client) accept() {
 	}
 }
 
-// readHello reads a new connection's hello, which must arrive within 10 s,
-// so that a silent peer cannot hold a slot.
-func readHello(conn net.Conn) (*link, helloMsg, error) {
-	l := newLink(conn)
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	defer conn.SetReadDeadline(time.Time{})
-	var h helloMsg
-	f, err := l.read()
-	if err == nil && f.kind == kindHello {
-		err = decode(f, &h)
-	} else if err == nil {
-		err = fmt.Errorf("%w: first frame %c, want hello", errFrame, f.kind)
-	}
-	return l, h, err
-}
-
 // attach hands an attached client's waiting worker its link; false when
 // it has one already or is gone.
 func (c *Client) attach(l *link, h helloMsg) bool {
 	c.mu.Lock()
 	p := c.mu.w
-	ok := p != nil && c.mu.waiting[p.token] == p
+	ok := p != nil && c.mu.waiting[p.cred.id] == p
 	if ok {
-		delete(c.mu.waiting, p.token)
+		delete(c.mu.waiting, p.cred.id)
 	}
 	c.mu.Unlock()
 	if ok {
@@ -236,11 +235,9 @@ func (c *Client) note(line string) {
 // spawnLocked starts a worker process and the goroutine that owns it.
 func (c *Client) spawnLocked() *proc {
 	c.mu.spawned++
-	var tok [32]byte
-	rand.Read(tok[:])
 	p := &proc{
 		c:       c,
-		token:   hex.EncodeToString(tok[:]),
+		cred:    newCredential(c.cert),
 		linkc:   make(chan *link, 1),
 		ready:   make(chan struct{}),
 		dead:    make(chan struct{}),
@@ -250,7 +247,7 @@ func (c *Client) spawnLocked() *proc {
 	}
 	p.diag.log = c.log
 	if c.cfg.Attach {
-		c.mu.waiting[p.token] = p
+		c.mu.waiting[p.cred.id] = p
 		go p.run()
 		return p
 	}
@@ -259,12 +256,12 @@ func (c *Client) spawnLocked() *proc {
 		args = append(args, "--memory-limit", strconv.FormatInt(c.mu.memLimit, 10))
 	}
 	p.cmd = exec.Command(c.cfg.Command[0], args...)
-	p.cmd.Env = append(append(os.Environ(), c.cfg.Env...), TokenEnv+"="+p.token, FDsEnv+"=3,4,5,6")
+	p.cmd.Env = append(append(os.Environ(), c.cfg.Env...), TokenEnv+"="+p.cred.String(), FDsEnv+"=3,4,5,6")
 	// Its own process group: a signal a front end sends the kernel's group
 	// (jupyter_client sends SIGINT that way) must not end the session; the
 	// kernel forwards interrupts over the link instead.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.mu.waiting[p.token] = p
+	c.mu.waiting[p.cred.id] = p
 	go p.run()
 	return p
 }
@@ -299,7 +296,7 @@ func (c *Client) current() (*proc, error) {
 func (c *Client) died(p *proc) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.mu.waiting, p.token)
+	delete(c.mu.waiting, p.cred.id)
 	if c.mu.w != p || p.stopping.Load() || c.mu.closed {
 		return
 	}

@@ -12,10 +12,13 @@
 // # The link
 //
 // One stream connection carries frames: a 4-byte big-endian length, one
-// kind byte, and a body (raw text for stream output, JSON otherwise). The
-// worker's first frame presents a per-worker token, which the kernel
-// passes in TokenEnv and compares in constant time; any other peer is
-// disconnected. The worker's output leaves in the order it was produced:
+// kind byte, and a body (raw text for stream output, JSON otherwise). It
+// begins with a handshake in which the worker and the kernel prove to each
+// other that they hold the worker's secret, which the kernel passed in
+// TokenEnv, without sending it (auth.go); a handshake frame is at most
+// 4 KiB, and a peer that fails is disconnected, having learnt nothing. Over
+// TCP (%workers -np) the link is TLS, with a certificate the kernel made
+// and the workers pin. The worker's output leaves in the order it was produced:
 // every display, input prompt and result first drains fds 1 and 2, and
 // stream text written while the link is busy is sent as one frame.
 //
@@ -25,7 +28,9 @@
 // os.Exit, SIGKILL, a fatal signal in C) turns the running cell into an
 // error named WorkerExited, with the exit status and the runtime's last
 // words, which the worker copies to its original stderr through
-// debug.SetCrashOutput. Requests waiting on it are answered, a fresh worker
+// debug.SetCrashOutput. A worker that ends any way it controls (told to
+// shut down, its kernel gone, SIGTERM) first closes its session, which
+// removes the session's build folder. Requests waiting on it are answered, a fresh worker
 // starts in the background, and the next cell is told once that the
 // session's state is gone. A worker whose kernel is gone sees its link
 // close and exits.
@@ -36,7 +41,7 @@
 // worker of a multi-worker strategy, every worker running every cell.
 // %workers N starts them itself, joined by a loopback cluster. %workers -np
 // N starts mpirun, which starts them on the hosts it is given; each rank
-// attaches to the kernel over TCP with the job's token and its rank (a
+// attaches to the kernel over TLS with the job's credential and its rank (a
 // Client with Config.Attach starts nothing), runs as the child of a small
 // supervisor that keeps its crash report for mpirun to relay (Supervise),
 // and reduces through MPI. The kernel is mpirun's parent, never a rank:

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gotrain/gotrain/internal/loopback"
 	"github.com/gotrain/gotrain/kernel"
 )
 
@@ -18,6 +20,11 @@ import (
 // "loopback RANK SIZE SOCKET". gotrain worker joins it before the session
 // starts and strategy.NewMultiWorkerMirrored strategies train across it.
 const ClusterEnv = "GOTRAIN_CLUSTER"
+
+// ClusterTokenEnv carries, in hex, the token a loopback cluster's workers
+// prove to each other that they hold (loopback.NewToken). A worker reads
+// it, and removes it from its environment, before any cell runs.
+const ClusterTokenEnv = "GOTRAIN_CLUSTER_TOKEN"
 
 // divergeGrace is how long the other workers may go on after one worker's
 // cell failed: they may be waiting, in a collective, for a worker that
@@ -101,9 +108,10 @@ func (g *Group) startLocked(n int, mpi *mpiSpec) error {
 	}
 	g.mu.dir = dir
 	sock := filepath.Join(dir, "cluster")
+	token := hex.EncodeToString(loopback.NewToken())
 	for r := range n {
 		cfg := g.cfg
-		cfg.Env = append(append([]string(nil), cfg.Env...), fmt.Sprintf("%s=loopback %d %d %s", ClusterEnv, r, n, sock))
+		cfg.Env = append(append([]string(nil), cfg.Env...), fmt.Sprintf("%s=loopback %d %d %s", ClusterEnv, r, n, sock), ClusterTokenEnv+"="+token)
 		cfg.NoRestart = true
 		c, err := NewClient(cfg)
 		if err != nil {

@@ -20,7 +20,7 @@ type kind byte
 
 const (
 	// worker to kernel
-	kindHello    kind = 'H' // hello: the token, once, first
+	kindHello    kind = 'H' // helloMsg: first, to start the handshake (auth.go)
 	kindStdout   kind = 'o' // text a cell wrote to stdout
 	kindStderr   kind = 'e' // text a cell wrote to stderr
 	kindDisplay  kind = 'D' // displayMsg
@@ -48,11 +48,13 @@ const maxFrame = 256 << 20
 // errFrame wraps every error about a malformed frame.
 var errFrame = errors.New("worker: malformed frame")
 
+// helloMsg opens the handshake (auth.go). Nothing in it is secret.
 type helloMsg struct {
-	Token string `json:"token"`
+	ID    string `json:"id"`    // which credential the worker holds
+	Nonce []byte `json:"nonce"` // the worker's challenge to the kernel
 	PID   int    `json:"pid"`
 	// Rank is the worker's rank among the ranks one launcher started
-	// (mpirun); the kernel gives all of them one token.
+	// (mpirun); the kernel gives all of them one credential.
 	Rank int `json:"rank,omitempty"`
 }
 
@@ -146,14 +148,18 @@ type frame struct {
 }
 
 // read returns the next frame.
-func (l *link) read() (frame, error) {
+func (l *link) read() (frame, error) { return l.readMax(maxFrame) }
+
+// readMax returns the next frame, which must be at most limit bytes long:
+// a longer one is an error before anything is allocated for it.
+func (l *link) readMax(limit uint32) (frame, error) {
 	var hdr [5]byte
 	if _, err := io.ReadFull(l.r, hdr[:]); err != nil {
 		return frame{}, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:4])
-	if n < 1 || n > maxFrame {
-		return frame{}, fmt.Errorf("%w: length %d (want 1 to %d)", errFrame, n, maxFrame)
+	if n < 1 || n > limit {
+		return frame{}, fmt.Errorf("%w: length %d (want 1 to %d)", errFrame, n, limit)
 	}
 	body := make([]byte, n-1)
 	if _, err := io.ReadFull(l.r, body); err != nil {
@@ -209,6 +215,19 @@ func (l *link) flushLocked() error {
 
 func (l *link) close() error { return l.c.Close() }
 
+// readJSON reads the next frame, which must be of kind k and at most limit
+// bytes, into v.
+func (l *link) readJSON(k kind, limit uint32, v any) error {
+	f, err := l.readMax(limit)
+	if err != nil {
+		return err
+	}
+	if f.kind != k {
+		return fmt.Errorf("%w: a %c frame, want %c", errFrame, f.kind, k)
+	}
+	return decode(f, v)
+}
+
 // decode unmarshals a frame's JSON body, naming the kind on failure.
 func decode(f frame, v any) error {
 	if err := json.Unmarshal(f.body, v); err != nil {
@@ -223,18 +242,30 @@ func decode(f frame, v any) error {
 // interface does not know which of its addresses another host reaches.
 type Address string
 
-// dial connects to the first of a's addresses that accepts, trying each in
-// turn for up to each seconds.
-func (a Address) dial(each time.Duration) (net.Conn, error) {
+// dial connects to the first of a's addresses that accepts and proves it
+// is the kernel (connectLink), trying each in turn, each connection for up
+// to each: a peer that holds an address in the list but not the
+// credential costs one try.
+func (a Address) dial(each time.Duration, cred credential, rank int) (*link, error) {
 	var errs []error
-	for _, one := range strings.Split(string(a), ",") {
+	list := strings.Split(string(a), ",")
+	for _, one := range list {
 		network, addr, err := Address(one).split()
 		if err != nil {
 			return nil, err
 		}
 		c, err := net.DialTimeout(network, addr, each)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		l, err := connectLink(c, network, cred, rank)
 		if err == nil {
-			return c, nil
+			return l, nil
+		}
+		c.Close()
+		if len(list) > 1 {
+			err = fmt.Errorf("%s: %w", one, err)
 		}
 		errs = append(errs, err)
 	}

@@ -2,8 +2,7 @@ package worker
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/hex"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -63,15 +62,17 @@ func (s mpiSpec) String() string {
 
 // mpiJob is one mpirun and the workers it started. mpirun starts every
 // rank (`gotrain worker` with GOTRAIN_CLUSTER=mpi), each of which connects
-// back to the job's listener with the job's token and its rank, and is
-// served by the attached Client of that rank. The kernel is never an MPI
+// back to the job's listener over TLS, proves it holds the job's
+// credential (auth.go) for its rank, and is served by the attached Client
+// of that rank. The kernel is never an MPI
 // rank: mpirun ends the whole job when a rank dies, and the kernel only
 // sees its children go.
 type mpiJob struct {
 	spec    mpiSpec
 	cmd     *exec.Cmd
 	ln      net.Listener
-	token   string
+	tls     *tls.Config // the listener's, with a certificate made for the job
+	cred    credential  // every rank's; cred.cert pins tls's certificate
 	clients []*Client
 	own     tail          // mpirun's own lines, untagged
 	done    chan struct{} // closed when mpirun was reaped; why is set
@@ -110,22 +111,19 @@ func (g *Group) startMPILocked(spec mpiSpec) error {
 	if err != nil {
 		return err
 	}
-	// Ranks on other hosts must reach the kernel: with hosts given it
-	// listens on every interface and gives the ranks every address to try.
-	listen := "127.0.0.1"
-	switch {
-	case spec.address != "":
-		listen = spec.address
-	case spec.hostfile != "" || spec.hosts != "":
-		listen = "0.0.0.0"
+	listen, offer, err := spec.addresses()
+	if err != nil {
+		return err
+	}
+	cert, sum, err := linkCert()
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(listen, "0"))
 	if err != nil {
 		return fmt.Errorf("%%workers -np: listening for the workers on %s: %w", listen, err)
 	}
-	var tok [32]byte
-	rand.Read(tok[:])
-	job := &mpiJob{spec: spec, ln: ln, token: hex.EncodeToString(tok[:]), done: make(chan struct{}), culprit: -1}
+	job := &mpiJob{spec: spec, ln: ln, tls: serverTLS(cert), cred: newCredential(sum), done: make(chan struct{}), culprit: -1}
 	job.own.log = g.cfg.Logger
 	for range spec.np {
 		cfg := g.cfg
@@ -139,7 +137,7 @@ func (g *Group) startMPILocked(spec mpiSpec) error {
 		job.clients = append(job.clients, c)
 	}
 
-	env := append(append(os.Environ(), g.cfg.Env...), ClusterEnv+"=mpi", TokenEnv+"="+job.token)
+	env := append(append(os.Environ(), g.cfg.Env...), ClusterEnv+"=mpi", TokenEnv+"="+job.cred.String())
 	if os.Getuid() == 0 {
 		// mpirun refuses to start ranks as root unless told twice; the
 		// kernel of a container often runs as root.
@@ -162,7 +160,7 @@ func (g *Group) startMPILocked(spec mpiSpec) error {
 	for _, name := range forwardNames(g.cfg.Env) {
 		args = append(args, "-x", name)
 	}
-	args = append(append(args, g.cfg.Command...), "--connect", connectList(ln.Addr().(*net.TCPAddr)))
+	args = append(append(args, g.cfg.Command...), "--connect", connectList(offer, ln.Addr().(*net.TCPAddr).Port))
 	if g.cfg.MemoryLimit > 0 {
 		args = append(args, "--memory-limit", strconv.FormatInt(g.cfg.MemoryLimit, 10))
 	}
@@ -218,26 +216,18 @@ func forwardNames(extra []string) []string {
 }
 
 // connectList is the --connect list of the addresses a rank may reach the
-// listener at: the one address it listens on, or, listening on every
-// interface, this host's IPv4 addresses, loopback last.
-func connectList(a *net.TCPAddr) string {
-	port := strconv.Itoa(a.Port)
-	if !a.IP.IsUnspecified() {
-		return "tcp:" + net.JoinHostPort(a.IP.String(), port)
+// listener at, on port.
+func connectList(ips []net.IP, port int) string {
+	list := make([]string, len(ips))
+	for i, ip := range ips {
+		list[i] = "tcp:" + net.JoinHostPort(ip.String(), strconv.Itoa(port))
 	}
-	var list []string
-	if addrs, err := net.InterfaceAddrs(); err == nil {
-		for _, ad := range addrs {
-			if n, ok := ad.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
-				list = append(list, "tcp:"+net.JoinHostPort(n.IP.String(), port))
-			}
-		}
-	}
-	return strings.Join(append(list, "tcp:"+net.JoinHostPort("127.0.0.1", port)), ",")
+	return strings.Join(list, ",")
 }
 
-// accept hands each connection that presents the job's token and a rank of
-// the job to that rank's client.
+// accept hands each connection that proves it holds the job's credential
+// for one of the job's ranks to that rank's client. Each handshake runs on
+// its own goroutine and ends within handshakeTimeout.
 func (j *mpiJob) accept() {
 	for {
 		conn, err := j.ln.Accept()
@@ -245,12 +235,14 @@ func (j *mpiJob) accept() {
 			return
 		}
 		go func() {
-			l, h, err := readHello(conn)
-			if err == nil && checkToken(h.Token, j.token) && h.Rank >= 0 && h.Rank < len(j.clients) && j.clients[h.Rank].attach(l, h) {
+			l, h, err := acceptLink(conn, j.tls, func(h helloMsg) ([]byte, bool) {
+				return j.cred.secret, h.ID == j.cred.id && h.Rank >= 0 && h.Rank < len(j.clients)
+			})
+			if err == nil && j.clients[h.Rank].attach(l, h) {
 				return
 			}
 			if err == nil {
-				err = fmt.Errorf("no waiting worker of rank %d with that token", h.Rank)
+				err = fmt.Errorf("rank %d is connected already", h.Rank)
 			}
 			j.own.log.Warn("worker: refused a connection", "remote", conn.RemoteAddr().String(), "err", err)
 			conn.Close()

@@ -25,11 +25,12 @@ import (
 // link's end reaps the process and fails whatever was waiting.
 type proc struct {
 	c       *Client
-	token   string
+	cred    credential // what the worker proves it holds; cred.id keys Client.mu.waiting
 	cmd     *exec.Cmd
-	linkc   chan *link    // the authenticated link, from the accept loop
-	ready   chan struct{} // closed when the session takes requests
-	dead    chan struct{} // closed when the process is reaped; how and summary are set
+	process atomic.Pointer[os.Process] // cmd.Process, for stop, once started
+	linkc   chan *link                 // the authenticated link, from the accept loop
+	ready   chan struct{}              // closed when the session takes requests
+	dead    chan struct{}              // closed when the process is reaped; how and summary are set
 	started time.Time
 
 	// An attached worker (Config.Attach) has no cmd: its launcher's owner
@@ -256,6 +257,7 @@ func (p *proc) start() (diagDone chan struct{}, err error) {
 		copyR.Close()
 		return nil, err
 	}
+	p.process.Store(p.cmd.Process)
 	p.errPipe = errR
 	diagDone = make(chan struct{})
 	var copies sync.WaitGroup
@@ -489,15 +491,15 @@ func (p *proc) request(m requestMsg) (replyMsg, bool) {
 	return r, ok
 }
 
-// stop ends the worker on purpose: a shutdown frame, 2 s to exit, then
-// SIGKILL. It returns once the process is reaped.
+// stop ends the worker on purpose: a shutdown frame, stopGrace to exit
+// (closing its session first), then SIGKILL. It returns once the process is reaped.
 func (p *proc) stop() {
 	p.stopping.Store(true)
 	p.send(kindShutdown, nil)
 	select {
 	case <-p.dead:
 		return
-	case <-time.After(2 * time.Second):
+	case <-time.After(stopGrace):
 	}
 	switch {
 	case p.cmd == nil:
@@ -506,8 +508,9 @@ func (p *proc) stop() {
 			l.close()
 		}
 		p.abandon("")
-	case p.cmd.Process != nil:
-		p.cmd.Process.Kill()
+	case p.process.Load() != nil:
+		// Read through the atomic: run may be starting the process now.
+		p.process.Load().Kill()
 	}
 	<-p.dead
 }

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -20,9 +19,10 @@ import (
 	"github.com/gotrain/gotrain/kernel"
 )
 
-// TokenEnv is the environment variable that carries a worker's token from
-// the kernel that starts it. Serve removes it from the environment before
-// any cell runs.
+// TokenEnv is the environment variable that carries a worker's credential
+// from the kernel that starts it: an ID, a secret and, when the kernel
+// listens on TCP, its certificate's fingerprint (auth.go). Serve removes
+// it from the environment before any cell runs.
 const TokenEnv = "GOTRAIN_WORKER_TOKEN"
 
 // maxStack is the worker's limit on one goroutine's stack, 64 MiB against
@@ -41,8 +41,8 @@ type ServeConfig struct {
 	// Rank is this worker's rank when a launcher started several with one
 	// token (mpirun; see Group).
 	Rank int
-	// Token authenticates this worker to the kernel; empty means the value
-	// of TokenEnv.
+	// Token is the worker's credential, as the kernel gives it in
+	// TokenEnv; empty means the value of TokenEnv.
 	Token string
 	// MemoryLimit, when positive, is applied at start as `%limit memory`
 	// would.
@@ -56,7 +56,10 @@ type ServeConfig struct {
 // and serves the kernel's requests until the kernel says shutdown or the
 // link closes. A worker whose kernel is gone has nobody to serve, so the
 // link closing is not an error: Serve returns nil and the process should
-// exit.
+// exit. Whichever way Serve returns once the session started, it closes
+// the session when it is an io.Closer (the session's build folder holds
+// the cells' source); so does a SIGTERM or SIGHUP, after which the process
+// ends by that signal.
 func Serve(cfg ServeConfig) error {
 	token := cfg.Token
 	if token == "" {
@@ -64,17 +67,17 @@ func Serve(cfg ServeConfig) error {
 	}
 	os.Unsetenv(TokenEnv)
 	if token == "" {
-		return fmt.Errorf("worker: no token: set %s or pass one", TokenEnv)
+		return fmt.Errorf("worker: no credential: set %s or pass one", TokenEnv)
 	}
-	c, err := cfg.Address.dial(10 * time.Second)
+	cred, err := parseCredential(token)
+	if err != nil {
+		return err
+	}
+	l, err := cfg.Address.dial(10*time.Second, cred, cfg.Rank)
 	if err != nil {
 		return fmt.Errorf("worker: connecting to the kernel at %s: %w", cfg.Address, err)
 	}
-	l := newLink(c)
 	defer l.close()
-	if err := l.sendJSON(kindHello, helloMsg{Token: token, PID: os.Getpid(), Rank: cfg.Rank}); err != nil {
-		return fmt.Errorf("worker: hello: %w", err)
-	}
 
 	s := &server{link: l, inputs: make(chan inputReply, 1)}
 	s.out.init(l)
@@ -100,15 +103,12 @@ func Serve(cfg ServeConfig) error {
 	if s.exec, err = cfg.NewExecutor(); err != nil {
 		return fmt.Errorf("worker: starting the session: %w", err)
 	}
+	stop := closeOnSignal(s.exec, s.log)
+	defer stop()
 	if err := l.send(kindReady, nil); err != nil {
 		return err
 	}
 	return s.serve()
-}
-
-// checkToken compares tokens in constant time.
-func checkToken(got, want string) bool {
-	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // server is the worker's side of one link.
@@ -203,7 +203,7 @@ func (s *server) serve() error {
 			go func() { s.cells.Wait(); close(done) }()
 			select {
 			case <-done:
-			case <-time.After(2 * time.Second):
+			case <-time.After(shutdownGrace):
 			}
 			return nil
 		default:

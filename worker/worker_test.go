@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -47,7 +48,12 @@ func childMain() int {
 		}
 	}
 	cfg.Rank = fakeRank()
-	cfg.NewExecutor = func() (kernel.Executor, error) { return newFakeExec(), nil }
+	cfg.NewExecutor = func() (kernel.Executor, error) {
+		if path := os.Getenv(closedFileEnv); path != "" {
+			return closingExec{newFakeExec(), path}, nil
+		}
+		return newFakeExec(), nil
+	}
 	if err := Serve(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -177,6 +183,8 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 			os.Exit(n)
 		case "kill":
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		case "stuck": // a cell no interrupt stops
+			time.Sleep(30 * time.Second)
 		case "freeze": // alive, its link open, answering nothing: a lost host
 			syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		case "abort":
@@ -528,21 +536,34 @@ func TestOrphanExits(t *testing.T) {
 func TestRefusesWrongToken(t *testing.T) {
 	c := newTestClient(t, Config{Listen: "tcp:127.0.0.1:0"})
 	network, addr, _ := c.Address().split()
-	// A silent peer and a peer with a wrong token hold no slot.
+	// A silent peer, a peer that does not speak TLS, and one that does but
+	// names no waiting worker hold no slot and get nothing back.
 	silent, err := dialTimeout(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	wrong, err := dialTimeout(network, addr)
+	plain, err := dialTimeout(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer plain.Close()
+	newLink(plain).sendJSON(kindHello, helloMsg{ID: "00", Nonce: make([]byte, 32)})
+	plain.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := newLink(plain).read(); err == nil {
+		t.Errorf("a peer without TLS got a frame back")
+	}
+	raw, err := dialTimeout(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := tls.Client(raw, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
+	defer wrong.Close()
 	l := newLink(wrong)
-	l.sendJSON(kindHello, helloMsg{Token: "not the token"})
+	l.sendJSON(kindHello, helloMsg{ID: "0123456789abcdef", Nonce: make([]byte, 32)})
 	wrong.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := l.read(); err == nil {
-		t.Errorf("a wrong token got a frame back")
+		t.Errorf("a hello naming no waiting worker got a frame back")
 	}
 	if v, _ := mustRun(t, c, "over tcp"); v != "over tcp" {
 		t.Errorf("the real worker over TCP: %q", v)

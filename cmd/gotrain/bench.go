@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/blas"
+	"github.com/gotrain/gotrain/internal/loopback"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 	"github.com/gotrain/gotrain/worker"
@@ -204,12 +206,13 @@ func benchWorkers(n int, args []string, stdout io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	sock := filepath.Join(dir, "cluster")
+	token := hex.EncodeToString(loopback.NewToken())
 	outs := make([]bytes.Buffer, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
 		cmd := exec.Command(exe, append([]string{"bench"}, args...)...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=loopback %d %d %s", worker.ClusterEnv, r, n, sock))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=loopback %d %d %s", worker.ClusterEnv, r, n, sock), worker.ClusterTokenEnv+"="+token)
 		cmd.Stdout, cmd.Stderr = &outs[r], &outs[r]
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[r] = cmd.Run() }()

@@ -123,9 +123,10 @@ func leaveCluster(c strategy.Cluster) {
 }
 
 // joinCluster joins the cluster spec describes (worker.ClusterEnv: "loopback
-// RANK SIZE SOCKET", set by the kernel's %workers N and by bench --workers).
-// An empty spec is a process of its own: no cluster. It waits up to a
-// minute for the other workers.
+// RANK SIZE SOCKET", set by the kernel's %workers N and by bench --workers)
+// with the token in worker.ClusterTokenEnv, which it removes from the
+// environment. An empty spec is a process of its own: no cluster. It waits
+// up to a minute for the other workers.
 func joinCluster(spec string) (*loopback.Cluster, error) {
 	if spec == "" {
 		return nil, nil
@@ -135,7 +136,12 @@ func joinCluster(spec string) (*loopback.Cluster, error) {
 	if _, err := fmt.Sscan(spec, &kind, &rank, &size, &sock); err != nil || kind != "loopback" {
 		return nil, fmt.Errorf("gotrain worker: %s=%q: want \"loopback RANK SIZE SOCKET\" or \"mpi\"", worker.ClusterEnv, spec)
 	}
-	c, err := loopback.Join(sock, rank, size, time.Minute)
+	token, err := loopback.ParseToken(os.Getenv(worker.ClusterTokenEnv))
+	os.Unsetenv(worker.ClusterTokenEnv)
+	if err != nil {
+		return nil, fmt.Errorf("gotrain: joining the other workers: %s: %w", worker.ClusterTokenEnv, err)
+	}
+	c, err := loopback.Join(sock, rank, size, token, time.Minute)
 	if err != nil {
 		return nil, fmt.Errorf("gotrain: joining the other workers: %w", err)
 	}

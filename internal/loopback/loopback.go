@@ -6,9 +6,27 @@
 // combines them in rank order and sends the result back. The sums are
 // therefore the sums in rank order, the same bits on every worker and for
 // every worker count that splits a batch the same way (MPI's tree orders
-// differ: ../shared/notes/design-next.md §2.4). Rank 0 also checks that
-// every worker called the same collective with the same length, so a worker
-// whose program diverged gets an error naming it instead of a hang.
+// differ). Rank 0 also checks that every worker called the same collective
+// with the same length, so a worker whose program diverged gets an error
+// naming it instead of a hang.
+//
+// # Joining
+//
+// The workers of one cluster share a token (NewToken), which their
+// launcher gives each. A worker joining rank 0 and rank 0 prove to each
+// other that they hold it, without sending it: each sends a nonce and
+// answers the other's with an HMAC-SHA256 under the token. On Linux each
+// side also checks, by SO_PEERCRED, that the other runs as the same user.
+// Rank 0 drops a peer that fails any check and goes on waiting for the
+// workers; a peer that passes them with a rank already taken is an error.
+//
+// # Frames
+//
+// A collective's frame is an op byte, a little-endian uint64 length, and
+// the payload. A length above MaxPayload is an error, and a payload of a
+// length the receiver cannot know (AllGather's, Broadcast's) is read in
+// growing pieces as it arrives, so a length that no payload follows
+// allocates nothing big.
 package loopback
 
 import (
@@ -43,11 +61,23 @@ type Cluster struct {
 	scratch    [][]byte // rank 0: each rank's payload
 }
 
-// Listen is rank 0 of a cluster of size workers: it listens on the Unix
-// socket path and waits, up to timeout, until every other rank has dialed.
-func Listen(path string, size int, timeout time.Duration) (*Cluster, error) {
+// MaxPayload bounds one frame's payload: 4 GiB, more than a collective of
+// the models a loopback cluster trains sends in one call.
+const MaxPayload = 1 << 32
+
+// joinTimeout bounds one peer's handshake, so that a silent peer holds up
+// rank 0 for a moment only.
+const joinTimeout = 5 * time.Second
+
+// Listen is rank 0 of a cluster of size workers holding token: it listens
+// on the Unix socket path and waits, up to timeout, until every other rank
+// has joined.
+func Listen(path string, size int, token []byte, timeout time.Duration) (*Cluster, error) {
 	if size < 1 {
 		return nil, fmt.Errorf("loopback: want at least 1 worker, got %d", size)
+	}
+	if err := checkToken(token); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -55,47 +85,53 @@ func Listen(path string, size int, timeout time.Duration) (*Cluster, error) {
 	}
 	c := &Cluster{rank: 0, size: size, ln: ln, peers: make([]net.Conn, size), scratch: make([][]byte, size)}
 	deadline := time.Now().Add(timeout)
-	for joined := 1; joined < size; joined++ {
+	var refused []error
+	for joined := 1; joined < size; {
 		ln.(*net.UnixListener).SetDeadline(deadline)
 		conn, err := ln.Accept()
 		if err != nil {
 			c.Close()
-			return nil, fmt.Errorf("loopback: %d of %d workers joined before the timeout: %w", joined, size, err)
+			return nil, fmt.Errorf("loopback: %d of %d workers joined before the timeout: %w", joined, size, errors.Join(append([]error{err}, refused...)...))
 		}
-		var b [4]byte
-		conn.SetReadDeadline(deadline)
-		if _, err := io.ReadFull(conn, b[:]); err != nil {
+		r, err := acceptPeer(conn, token, size, deadline)
+		if err != nil {
+			conn.Close()
+			refused = append(refused, err)
+			continue
+		}
+		if c.peers[r] != nil {
 			conn.Close()
 			c.Close()
-			return nil, fmt.Errorf("loopback: reading a joining worker's rank: %w", err)
+			return nil, fmt.Errorf("loopback: two workers joined as rank %d", r)
 		}
-		conn.SetReadDeadline(time.Time{})
-		r := int(binary.LittleEndian.Uint32(b[:]))
-		if r < 1 || r >= size || c.peers[r] != nil {
+		if _, err := conn.Write([]byte{joinedAck}); err != nil {
 			conn.Close()
 			c.Close()
-			return nil, fmt.Errorf("loopback: a worker joined as rank %d; want a rank in [1, %d) not taken", r, size)
+			return nil, fmt.Errorf("loopback: rank %d: %w", r, err)
 		}
 		c.peers[r] = conn
+		joined++
 	}
 	return c, nil
 }
 
-// Dial joins the cluster whose rank 0 listens on path, as rank, retrying
-// until timeout while rank 0 is not listening yet.
-func Dial(path string, rank, size int, timeout time.Duration) (*Cluster, error) {
+// Dial joins the cluster of size workers holding token, whose rank 0
+// listens on path, as rank, retrying until timeout while rank 0 is not
+// listening yet.
+func Dial(path string, rank, size int, token []byte, timeout time.Duration) (*Cluster, error) {
 	if rank < 1 || rank >= size {
 		return nil, fmt.Errorf("loopback: Dial: want a rank in [1, %d), got %d", size, rank)
+	}
+	if err := checkToken(token); err != nil {
+		return nil, err
 	}
 	deadline := time.Now().Add(timeout)
 	for {
 		conn, err := net.Dial("unix", path)
 		if err == nil {
-			var b [4]byte
-			binary.LittleEndian.PutUint32(b[:], uint32(rank))
-			if _, err := conn.Write(b[:]); err != nil {
+			if err := dialPeer(conn, token, rank, size); err != nil {
 				conn.Close()
-				return nil, fmt.Errorf("loopback: rank %d: %w", rank, err)
+				return nil, fmt.Errorf("loopback: rank %d: joining rank 0 at %s: %w", rank, path, err)
 			}
 			return &Cluster{rank: rank, size: size, peers: []net.Conn{conn}}, nil
 		}
@@ -106,14 +142,14 @@ func Dial(path string, rank, size int, timeout time.Duration) (*Cluster, error) 
 	}
 }
 
-// Join joins the cluster of size workers at the Unix socket path as rank:
-// rank 0 listens (Listen), the others dial (Dial), each waiting up to
-// timeout for the others.
-func Join(path string, rank, size int, timeout time.Duration) (*Cluster, error) {
+// Join joins the cluster of size workers holding token at the Unix socket
+// path as rank: rank 0 listens (Listen), the others dial (Dial), each
+// waiting up to timeout for the others.
+func Join(path string, rank, size int, token []byte, timeout time.Duration) (*Cluster, error) {
 	if rank == 0 {
-		return Listen(path, size, timeout)
+		return Listen(path, size, token, timeout)
 	}
-	return Dial(path, rank, size, timeout)
+	return Dial(path, rank, size, token, timeout)
 }
 
 // Rank returns this worker's rank.
@@ -240,29 +276,67 @@ func (c *Cluster) gather(op byte, own []byte, sameLen bool) ([][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loopback: worker %d: %w", r, err)
 		}
-		if cap(parts[r]) < n {
-			parts[r] = make([]byte, n)
-		}
-		parts[r] = parts[r][:n]
-		if _, err := io.ReadFull(c.peers[r], parts[r]); err != nil {
-			return nil, fmt.Errorf("loopback: worker %d: %w", r, err)
-		}
 		switch {
 		case mismatch != nil:
 		case gotOp != op:
-			mismatch = fmt.Errorf("loopback: worker %d called %s while worker 0 called %s: the workers' programs differ", r, opNames[gotOp], opNames[op])
-		case sameLen && n != len(own):
+			mismatch = fmt.Errorf("loopback: worker %d called %s while worker 0 called %s: the workers' programs differ", r, opName(gotOp), opNames[op])
+		case sameLen && n != uint64(len(own)):
 			mismatch = fmt.Errorf("loopback: worker %d's %s has %d bytes, worker 0's %d: the workers' programs differ", r, opNames[op], n, len(own))
+		}
+		if mismatch != nil {
+			// Read past it, keeping nothing: the workers stay in step.
+			if _, err := io.CopyN(io.Discard, c.peers[r], int64(n)); err != nil {
+				return nil, fmt.Errorf("loopback: worker %d: %w", r, err)
+			}
+			continue
+		}
+		if sameLen && uint64(cap(parts[r])) < n {
+			// n is rank 0's own length: known good.
+			parts[r] = make([]byte, n)
+		}
+		if parts[r], err = readPayload(c.peers[r], parts[r], n); err != nil {
+			return nil, fmt.Errorf("loopback: worker %d: %w", r, err)
 		}
 	}
 	if mismatch != nil {
 		msg := []byte(mismatch.Error())
 		for r := 1; r < c.size; r++ {
-			c.write(c.peers[r], 0xff, msg)
+			c.write(c.peers[r], opError, msg)
 		}
 		return nil, mismatch
 	}
 	return parts, nil
+}
+
+// opName names an op from the wire, which may be none.
+func opName(op byte) string {
+	if n, ok := opNames[op]; ok {
+		return n
+	}
+	return fmt.Sprintf("op %#x", op)
+}
+
+// readPayload reads a payload of n bytes, into buf's storage when it has
+// room, else into storage that grows as the bytes arrive, doubling from
+// 1 MiB: a peer that announces more than it sends costs at most about
+// twice what it sent.
+func readPayload(r io.Reader, buf []byte, n uint64) ([]byte, error) {
+	if uint64(cap(buf)) >= n {
+		buf = buf[:n]
+		_, err := io.ReadFull(r, buf)
+		return buf, err
+	}
+	buf = buf[:0]
+	for uint64(len(buf)) < n {
+		piece := int(min(n-uint64(len(buf)), uint64(max(len(buf), 1<<20))))
+		buf = slices.Grow(buf, piece)
+		m, err := io.ReadFull(r, buf[len(buf):len(buf)+piece])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return nil, fmt.Errorf("a payload of %d bytes cut short at %d: %w", n, len(buf), err)
+		}
+	}
+	return buf, nil
 }
 
 // reply sends the collective's result to every other rank.
@@ -284,6 +358,9 @@ func (c *Cluster) send(conn net.Conn, op byte, payload []byte) error {
 
 // write sends a header (op, length) and the payload.
 func (c *Cluster) write(conn net.Conn, op byte, payload []byte) error {
+	if len(payload) > MaxPayload {
+		return fmt.Errorf("a payload of %d bytes, over the loopback cluster's limit of %d (MPI has none: %%workers -np)", len(payload), MaxPayload)
+	}
 	c.hdr[0] = op
 	binary.LittleEndian.PutUint64(c.hdr[1:9], uint64(len(payload)))
 	if _, err := conn.Write(c.hdr[:9]); err != nil {
@@ -299,11 +376,35 @@ func (c *Cluster) write(conn net.Conn, op byte, payload []byte) error {
 	return err
 }
 
-func (c *Cluster) readHeader(conn net.Conn) (op byte, n int, err error) {
+// readHeader reads a frame's header; a length over MaxPayload is an error.
+func (c *Cluster) readHeader(conn net.Conn) (op byte, n uint64, err error) {
 	if _, err := io.ReadFull(conn, c.hdr[:9]); err != nil {
 		return 0, 0, err
 	}
-	return c.hdr[0], int(binary.LittleEndian.Uint64(c.hdr[1:9])), nil
+	op, n = c.hdr[0], binary.LittleEndian.Uint64(c.hdr[1:9])
+	if n > MaxPayload {
+		return 0, 0, fmt.Errorf("a frame of %d bytes, over the limit of %d", n, MaxPayload)
+	}
+	return op, n, nil
+}
+
+// opError is the op of a reply that carries a collective's error, which is
+// at most maxErrorText bytes.
+const (
+	opError      byte = 0xff
+	maxErrorText      = 64 << 10
+)
+
+// readError reads the error text of an opError reply of n bytes.
+func readError(conn net.Conn, n uint64) error {
+	if n > maxErrorText {
+		return fmt.Errorf("worker 0 failed the collective with an error text of %d bytes, over %d", n, maxErrorText)
+	}
+	msg := make([]byte, n)
+	if _, err := io.ReadFull(conn, msg); err != nil {
+		return fmt.Errorf("reading worker 0's error: %w", err)
+	}
+	return errors.New(string(msg))
 }
 
 // receive reads rank 0's reply into buf, which has the reply's length.
@@ -312,12 +413,10 @@ func (c *Cluster) receive(buf []byte) error {
 	if err != nil {
 		return fmt.Errorf("loopback: worker %d: reading worker 0's reply: %w", c.rank, err)
 	}
-	if op == 0xff {
-		msg := make([]byte, n)
-		io.ReadFull(c.peers[0], msg)
-		return errors.New(string(msg))
+	if op == opError {
+		return readError(c.peers[0], n)
 	}
-	if n != len(buf) {
+	if n != uint64(len(buf)) {
 		return fmt.Errorf("loopback: worker %d: worker 0 replied %d bytes, want %d", c.rank, n, len(buf))
 	}
 	if _, err := io.ReadFull(c.peers[0], buf); err != nil {
@@ -332,12 +431,12 @@ func (c *Cluster) receiveAll() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loopback: worker %d: reading worker 0's reply: %w", c.rank, err)
 	}
-	out := make([]byte, n)
-	if _, err := io.ReadFull(c.peers[0], out); err != nil {
-		return nil, fmt.Errorf("loopback: worker %d: reading worker 0's reply: %w", c.rank, err)
+	if op == opError {
+		return nil, readError(c.peers[0], n)
 	}
-	if op == 0xff {
-		return nil, errors.New(string(out))
+	out, err := readPayload(c.peers[0], nil, n)
+	if err != nil {
+		return nil, fmt.Errorf("loopback: worker %d: reading worker 0's reply: %w", c.rank, err)
 	}
 	return out, nil
 }
@@ -358,11 +457,12 @@ func decodeAll(b []byte, size int) ([][]float64, error) {
 		if len(b) < 8 {
 			return nil, fmt.Errorf("loopback: AllGather: a reply cut short at worker %d", r)
 		}
-		n := int(binary.LittleEndian.Uint64(b))
+		n64 := binary.LittleEndian.Uint64(b)
 		b = b[8:]
-		if n > len(b) || n%8 != 0 {
-			return nil, fmt.Errorf("loopback: AllGather: worker %d's part of %d bytes does not fit", r, n)
+		if n64 > uint64(len(b)) || n64%8 != 0 {
+			return nil, fmt.Errorf("loopback: AllGather: worker %d's part of %d bytes does not fit", r, n64)
 		}
+		n := int(n64)
 		out[r] = make([]float64, n/8)
 		for i := range out[r] {
 			out[r][i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))

@@ -19,13 +19,14 @@ var _ strategy.Cluster = (*Cluster)(nil)
 func start(t *testing.T, size int, fn func(c *Cluster) error) []error {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "c.sock")
+	token := NewToken()
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := range size {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := Join(path, r, size, 10*time.Second)
+			c, err := Join(path, r, size, token, 10*time.Second)
 			if err != nil {
 				errs[r] = err
 				return

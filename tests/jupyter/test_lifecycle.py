@@ -1,4 +1,6 @@
-"""Nothing left behind: a kernel whose front end dies exits, with its workers.
+"""Nothing left behind: a kernel whose front end dies exits, with its workers;
+a kernel shut down normally leaves no session folder, and one that starts
+removes those of dead sessions (issue 31).
 
 A jupyter-console runs in a tmux session of its own tmux server; the test
 kills the server, as closing a terminal does, and checks that within 5 s no
@@ -12,6 +14,7 @@ only they carry; no other gotrain process on the machine is looked at.
 Driven by Debian's jupyter-console against the installed gotrain kernelspec:
     JUPYTER_PATH=build/jupyter/share/jupyter /usr/bin/python3 -m unittest -v tests/jupyter/test_lifecycle.py
 """
+import glob
 import os
 import shlex
 import shutil
@@ -126,6 +129,78 @@ class NothingLeftBehind(unittest.TestCase):
                         commands(tagged(self.tag)))
         took = self.kill_terminal_and_check()
         print(f"console with mpirun's workers killed: every process gone after {took:.2f} s")
+
+
+def owner(pid, start):
+    """A session folder's owner file (session/dir.go) naming pid, started at start."""
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    return f"pid {pid}\nstart {start}\nboot {boot}\npidns {os.readlink('/proc/self/ns/pid')}\n"
+
+
+def start_time(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[19]
+
+
+class NoSessionFolderLeft(unittest.TestCase):
+    """Each test starts a kernel whose temporary directory is a fresh folder
+    of its own, so only its session folders are looked at."""
+
+    def setUp(self):
+        from jupyter_client.manager import start_new_kernel
+        self.tmp = tempfile.mkdtemp(prefix="gotrain-lifecycle-tmp-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.start = lambda: start_new_kernel(kernel_name="gotrain", startup_timeout=60,
+                                              env=dict(os.environ, TMPDIR=self.tmp))
+
+    def sessions(self):
+        return sorted(os.path.basename(d) for d in glob.glob(os.path.join(self.tmp, "gotrain-session-*")))
+
+    def run_cell(self, kc, code):
+        reply = kc.execute_interactive(code, timeout=START_TIMEOUT, output_hook=lambda m: None)
+        self.assertEqual(reply["content"]["status"], "ok", reply["content"])
+
+    def check_shutdown(self, workers):
+        km, kc = self.start()
+        try:
+            if workers > 1:
+                self.run_cell(kc, f"%workers {workers}")
+            self.run_cell(kc, "x := 6 * 7\nx")
+            self.assertEqual(len(self.sessions()), workers, self.sessions())
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=False)
+        self.assertFalse(km.is_alive())
+        left = [os.path.basename(p) for p in glob.glob(os.path.join(self.tmp, "gotrain-*"))]
+        self.assertEqual(left, [], "left behind after a normal shutdown")
+
+    def test_issue31_shutdown_one_worker(self):
+        self.check_shutdown(1)
+
+    def test_issue31_shutdown_two_workers(self):
+        self.check_shutdown(2)
+
+    def test_issue31_stale_session_swept(self):
+        # A session folder of a process that has exited, and one of this
+        # test's own process, which runs.
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        for name, text in (("gotrain-session-dead", owner(dead.pid, "1")),
+                           ("gotrain-session-live", owner(os.getpid(), start_time(os.getpid())))):
+            os.makedirs(os.path.join(self.tmp, name, "cells"))
+            with open(os.path.join(self.tmp, name, "owner"), "w") as f:
+                f.write(text)
+        km, kc = self.start()
+        try:
+            self.run_cell(kc, "1")
+            sessions = self.sessions()
+            self.assertNotIn("gotrain-session-dead", sessions)
+            self.assertIn("gotrain-session-live", sessions)
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=False)
+        self.assertEqual(self.sessions(), ["gotrain-session-live"])
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 package loopbacktest
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,11 +31,12 @@ import (
 )
 
 // Spec is what Run tells a worker process, in its environment variable as
-// "RANK SIZE SOCKET OUT".
+// "RANK SIZE SOCKET OUT TOKEN".
 type Spec struct {
 	Rank, Size int
 	Socket     string // the cluster's Unix socket
 	Out        string // where the worker writes its result
+	Token      []byte // the cluster's token (loopback.NewToken)
 }
 
 // Worker reports whether this process is a worker Run started with env,
@@ -45,8 +47,13 @@ func Worker(env string) (Spec, bool) {
 		return Spec{}, false
 	}
 	var s Spec
-	if _, err := fmt.Sscan(v, &s.Rank, &s.Size, &s.Socket, &s.Out); err != nil {
-		panic(fmt.Sprintf("loopbacktest: %s=%q: want RANK SIZE SOCKET OUT: %v", env, v, err))
+	var token string
+	_, err := fmt.Sscan(v, &s.Rank, &s.Size, &s.Socket, &s.Out, &token)
+	if err == nil {
+		s.Token, err = loopback.ParseToken(token)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("loopbacktest: %s=%q: want RANK SIZE SOCKET OUT TOKEN: %v", env, v, err))
 	}
 	return s, true
 }
@@ -54,7 +61,7 @@ func Worker(env string) (Spec, bool) {
 // Join joins the worker's loopback cluster, waiting up to 30 s for the
 // others.
 func (s Spec) Join() (*loopback.Cluster, error) {
-	return loopback.Join(s.Socket, s.Rank, s.Size, 30*time.Second)
+	return loopback.Join(s.Socket, s.Rank, s.Size, s.Token, 30*time.Second)
 }
 
 // Write writes v, as JSON, as the worker's result.
@@ -76,6 +83,7 @@ func Run[R any](size int, test, env string) ([]R, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	token := hex.EncodeToString(loopback.NewToken())
 	res := make([]R, size)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
@@ -85,7 +93,7 @@ func Run[R any](size int, test, env string) ([]R, error) {
 			defer wg.Done()
 			out := filepath.Join(dir, fmt.Sprintf("out%d.json", r))
 			cmd := exec.Command(os.Args[0], "-test.run="+test, "-test.count=1")
-			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %s %s", env, r, size, filepath.Join(dir, "s"), out))
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d %s %s %s", env, r, size, filepath.Join(dir, "s"), out, token))
 			if log, err := cmd.CombinedOutput(); err != nil {
 				errs[r] = fmt.Errorf("worker %d: %v\n%s", r, err, log)
 				return
