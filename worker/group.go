@@ -194,7 +194,11 @@ func (g *Group) run(ctx context.Context, req kernel.ExecuteRequest, out kernel.O
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if res.Err != nil && (res.Err.Name == "WorkerExited" || res.Err.Name == "WorkerLost") {
-		if n := g.loseLocked("died in cell [" + strconv.Itoa(req.ExecutionCount) + "]"); n > 0 {
+		why := "died in cell ["
+		if replaying != nil {
+			why = "died replaying cell ["
+		}
+		if n := g.loseLocked(why + strconv.Itoa(req.ExecutionCount) + "]"); n > 0 {
 			res.Err.Traceback = append(res.Err.Traceback, replayHint(n))
 		}
 		g.mu.journal = journal{}

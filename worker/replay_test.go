@@ -364,3 +364,37 @@ func TestIssue35ReplayStopKeepsJournal(t *testing.T) {
 		})
 	}
 }
+
+// TestIssue35ReplayDeathKeepsJournal kills the worker in a replayed cell
+// that succeeded the first time: the whole session stays in the journal,
+// and once the cause is gone %replay gives all of it back.
+func TestIssue35ReplayDeathKeepsJournal(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "die")
+	g := newTestGroup(t)
+	for i, code := range []string{"set a=1", "exitif " + file + "\nset b=2", "set c=3", "exit 1"} {
+		cell(g, i+1, code)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := cell(g, 5, "%replay")
+	if res.Err == nil || res.Err.Name != "WorkerExited" || !strings.HasPrefix(res.Err.Value, "%replay: cell [2] failed: ") {
+		t.Fatalf("%%replay with the worker dying in cell [2]: %+v", res.Err)
+	}
+	if tb := strings.Join(res.Err.Traceback, "\n"); !strings.Contains(tb, "the whole session stays in the journal") || !strings.Contains(tb, "%replay re-runs the 3 cells") {
+		t.Errorf("the stopped replay's traceback:\n%s", tb)
+	}
+	os.Remove(file)
+	res, out := cell(g, 6, "%replay")
+	if res.Err != nil {
+		t.Fatalf("%%replay: %+v\n%s", res.Err, out.text("stdout"))
+	}
+	if want := "replaying the session of the worker that died replaying cell [2]: cells [1] [2] [3]\n"; !strings.Contains(out.text("stdout"), want) {
+		t.Errorf("%%replay said %q, want %q", out.text("stdout"), want)
+	}
+	for k, v := range map[string]string{"a": "1", "b": "2", "c": "3"} {
+		if res := peek(g, k); res.Err != nil || res.Value["text/plain"] != v {
+			t.Errorf("%s = %v (%v) after the replay, want %s", k, res.Value, res.Err, v)
+		}
+	}
+}

@@ -147,6 +147,10 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 			res.Value = kernel.MIMEBundle{"text/plain": os.Getenv(arg)}
 		case "panic": // as the session shows a cell's panic at line i+1
 			return kernel.ExecuteResult{Err: fakePanic(arg, i+1)}
+		case "exitif": // "exitif FILE": the process exits if FILE exists
+			if _, err := os.Stat(arg); err == nil {
+				os.Exit(5)
+			}
 		case "need": // "need FILE": panics unless FILE exists
 			if _, err := os.Stat(arg); err != nil {
 				return kernel.ExecuteResult{Err: fakePanic(err.Error(), i+1)}
