@@ -14,7 +14,8 @@
 //     blocked where none runs;
 //   - a panic becomes an error showing the cell's frames with the cell's
 //     line numbers, and a panic in a goroutine a cell started is reported
-//     while the session goes on;
+//     while the session goes on, naming the cell (by its execution count)
+//     and line of its innermost cell frame and of the go statement;
 //   - the final expression of a cell is its result, shown through its
 //     display.Renderer or as %v;
 //   - stdin (os.Stdin, fmt.Scan) reads the front end's input box, and

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,6 +63,9 @@ type Session struct {
 		out     kernel.Output // the running cell's output, nil between cells
 		running *cellRun
 		closed  bool
+		// counts maps a loaded cell's package to the execution count it
+		// last ran as, so that a goroutine's panic can name the cell.
+		counts map[string]int
 	}
 }
 
@@ -109,7 +114,8 @@ func New(opts Options) (*Session, error) {
 	}, pkgs: map[string]map[string]string{}}}
 	display.SetSink(displaySink{s})
 	rt.ReadLine = s.readLine
-	rt.GoroutinePanic = goroutinePanic
+	s.mu.counts = map[string]int{}
+	rt.GoroutinePanic = s.goroutinePanic
 	return s, nil
 }
 
@@ -205,7 +211,7 @@ func (s *Session) Execute(ctx context.Context, req kernel.ExecuteRequest, out ke
 
 	go func() {
 		defer close(run.done)
-		run.result = s.runCell(cctx, req.Code)
+		run.result = s.runCell(cctx, req.Code, req.ExecutionCount)
 	}()
 	select {
 	case <-run.done:
@@ -218,7 +224,7 @@ func (s *Session) Execute(ctx context.Context, req kernel.ExecuteRequest, out ke
 }
 
 // runCell compiles and runs one cell on the cell's goroutine.
-func (s *Session) runCell(ctx context.Context, code string) (res kernel.ExecuteResult) {
+func (s *Session) runCell(ctx context.Context, code string, count int) (res kernel.ExecuteResult) {
 	s.compileMu.Lock()
 	cell, err := s.comp.Compile(ctx, code)
 	s.compileMu.Unlock()
@@ -239,6 +245,9 @@ func (s *Session) runCell(ctx context.Context, code string) (res kernel.ExecuteR
 	if s.mu.running != nil {
 		s.mu.running.compiled.Store(true)
 	}
+	if count > 0 {
+		s.mu.counts[cellPackage(cell.Run)] = count
+	}
 	s.mu.Unlock()
 	rt.TakeResult()
 	defer func() {
@@ -257,6 +266,16 @@ func (s *Session) runCell(ctx context.Context, code string) (res kernel.ExecuteR
 		res.Value = formatValue(v)
 	}
 	return res
+}
+
+// cellPackage returns the package of a cell's compiled statements, as its
+// functions' frames name it: "gotrain.cells/c12".
+func cellPackage(run func()) string {
+	name := runtime.FuncForPC(reflect.ValueOf(run).Pointer()).Name()
+	if m := cellFrame.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return name
 }
 
 func interrupted(why string) kernel.ExecuteResult {
@@ -291,8 +310,9 @@ func compileError(err error, code string) *kernel.ExecError {
 	return &kernel.ExecError{Name: "CompileError", Value: value, Traceback: tb}
 }
 
-// cellFrame matches a cell's function in a stack trace.
-var cellFrame = regexp.MustCompile(`gotrain\.cells/c\d+\.`)
+// cellFrame matches a cell's function in a stack trace; its group is the
+// cell's package.
+var cellFrame = regexp.MustCompile(`(gotrain\.cells/c\d+)\.`)
 
 // panicError shows a panic of a cell with the frames of cell code.
 func panicError(v any, stack []byte) *kernel.ExecError {
@@ -310,18 +330,50 @@ func panicError(v any, stack []byte) *kernel.ExecError {
 	return &kernel.ExecError{Name: "Panic", Value: value, Traceback: tb}
 }
 
+// stackFrame is one frame of a stack as runtime/debug.Stack prints it.
+type stackFrame struct {
+	fn   string // the function and its arguments, or "created by F in goroutine N"
+	file string // file:line, without the frame's pc offset
+	cell string // the cell package of a function of cell code ("gotrain.cells/c12"), else ""
+	line int    // the line in file: a cell's own line for cell code
+}
+
+// parseStack reads the frames of a stack as runtime/debug.Stack prints
+// it, innermost first; the last may be the goroutine's "created by".
+func parseStack(stack []byte) []stackFrame {
+	lines := strings.Split(strings.TrimSpace(string(stack)), "\n")
+	var frames []stackFrame
+	for i := 1; i+1 < len(lines); i += 2 {
+		f := stackFrame{fn: lines[i], file: strings.TrimSpace(lines[i+1])}
+		if j := strings.LastIndex(f.file, " +0x"); j >= 0 {
+			f.file = f.file[:j]
+		}
+		if j := strings.LastIndexByte(f.file, ':'); j >= 0 {
+			f.line, _ = strconv.Atoi(f.file[j+1:])
+		}
+		if m := cellFrame.FindStringSubmatch(f.fn); m != nil {
+			f.cell = m[1]
+		}
+		frames = append(frames, f)
+	}
+	return frames
+}
+
+// name is the frame's function as the cell wrote it: main.F, and the
+// cell's statements main.cell().
+func (f stackFrame) name() string {
+	name := cellFrame.ReplaceAllString(f.fn, "main.")
+	return strings.Replace(name, "main._gtcell()", "main.cell()", 1)
+}
+
 // cellStack keeps the frames of a stack that belong to cells (their
 // functions named as the cell named them, their lines the cell's), and the
 // library frames between them.
 func cellStack(stack []byte) []string {
-	lines := strings.Split(strings.TrimSpace(string(stack)), "\n")
-	var frames [][2]string
-	for i := 1; i+1 < len(lines); i += 2 {
-		frames = append(frames, [2]string{lines[i], strings.TrimSpace(lines[i+1])})
-	}
+	frames := parseStack(stack)
 	first, last := -1, -1
 	for i, f := range frames {
-		if cellFrame.MatchString(f[0]) {
+		if f.cell != "" {
 			if first < 0 {
 				first = i
 			}
@@ -334,29 +386,64 @@ func cellStack(stack []byte) []string {
 	// From the panic's own frame: skip the runtime's and the recover's.
 	start := first
 	for i := first - 1; i >= 0; i-- {
-		if strings.HasPrefix(frames[i][0], "panic(") || strings.HasPrefix(frames[i][0], "runtime.") {
+		if strings.HasPrefix(frames[i].fn, "panic(") || strings.HasPrefix(frames[i].fn, "runtime.") {
 			break
 		}
 		start = i
 	}
 	var out []string
 	for _, f := range frames[start : last+1] {
-		name := cellFrame.ReplaceAllString(f[0], "main.")
-		name = strings.Replace(name, "main._gtcell()", "main.cell()", 1)
-		file := f[1]
-		if i := strings.LastIndex(file, " +0x"); i >= 0 {
-			file = file[:i]
-		}
-		out = append(out, "  "+name, "      "+file)
+		out = append(out, "  "+f.name(), "      "+f.file)
 	}
 	return out
 }
 
 // goroutinePanic reports the panic of a goroutine a cell started; the
-// worker goes on.
-func goroutinePanic(v any, stack []byte) {
+// worker goes on, and the report is the note at the next cell. It names
+// the cell and line of the innermost frame in cell code, and where the
+// goroutine was started.
+func (s *Session) goroutinePanic(v any, stack []byte) {
 	e := panicError(v, stack)
-	fmt.Fprintf(os.Stderr, "panic in a goroutine (it ended; the session goes on): %s\n%s\n", e.Value, strings.Join(e.Traceback[1:], "\n"))
+	var where []string
+	var site, start *stackFrame
+	frames := parseStack(stack)
+	for i := range frames {
+		f := &frames[i]
+		switch {
+		case f.cell == "":
+		case strings.HasPrefix(f.fn, "created by "):
+			start = f
+		case site == nil:
+			site = f
+		}
+	}
+	if site != nil {
+		fn := site.name()
+		if i := strings.LastIndexByte(fn, '('); i > 0 {
+			fn = fn[:i]
+		}
+		where = append(where, fmt.Sprintf("at %s, line %d (in %s)", s.cellName(site.cell), site.line, fn))
+	}
+	if start != nil {
+		where = append(where, fmt.Sprintf("the goroutine was started at %s, line %d", s.cellName(start.cell), start.line))
+	}
+	head := "panic in a goroutine (it ended; the session goes on): " + e.Value
+	if where != nil {
+		head += "\n  " + strings.Join(where, "; ")
+	}
+	fmt.Fprintf(os.Stderr, "%s\n%s\n", head, strings.Join(e.Traceback[1:], "\n"))
+}
+
+// cellName names the cell compiled as package pkg by the execution count
+// it last ran as: "cell [7]".
+func (s *Session) cellName(pkg string) string {
+	s.mu.Lock()
+	n := s.mu.counts[pkg]
+	s.mu.Unlock()
+	if n == 0 {
+		return "a cell" // run by a request with no execution count
+	}
+	return fmt.Sprintf("cell [%d]", n)
 }
 
 // formatValue shows a cell's final value: through its display.Renderer,

@@ -457,3 +457,60 @@ func TestGorgoniaInACell(t *testing.T) {
 		t.Fatalf("x*x at 3 printed %q, want 9", got)
 	}
 }
+
+// TestIssue35GoroutinePanicNamesCellAndLine checks that a goroutine's
+// panic names the cell and line of its innermost frame in cell code (a
+// function an earlier cell declared) and where the goroutine started.
+func TestIssue35GoroutinePanicNamesCellAndLine(t *testing.T) {
+	s := newSession(t)
+	reported := make(chan struct{})
+	report := rt.GoroutinePanic
+	rt.GoroutinePanic = func(v any, stack []byte) { report(v, stack); close(reported) }
+	defer func() { rt.GoroutinePanic = report }()
+	exec := func(n int, code string, rec *recorder) {
+		t.Helper()
+		if res := s.Execute(t.Context(), kernel.ExecuteRequest{Code: code, ExecutionCount: n}, rec); res.Err != nil {
+			t.Fatalf("cell [%d]: %+v", n, res.Err)
+		}
+	}
+	exec(6, "import \"time\"\nfunc boom(n int) {\n\tif n > 0 {\n\t\tpanic(\"late boom\")\n\t}\n}", &recorder{})
+	rec := &recorder{}
+	restore := capture(t, &os.Stderr, "stderr", rec)
+	exec(7, "x := 1\ngo func() {\n\ttime.Sleep(10 * time.Millisecond)\n\tboom(x)\n}()", rec)
+	<-reported
+	restore()
+	want := "panic in a goroutine (it ended; the session goes on): late boom\n  at cell [6], line 4 (in main.boom); the goroutine was started at cell [7], line 2\n"
+	if got := rec.Stderr(); !strings.HasPrefix(got, want) {
+		t.Errorf("the note says\n%s\nwant it to start\n%s", got, want)
+	}
+}
+
+// TestParseStack checks the frames read from a goroutine's stack: cell
+// code's package and line, a library frame, and the goroutine's creator.
+func TestParseStack(t *testing.T) {
+	stack := "goroutine 61 [running]:\n" +
+		"runtime/debug.Stack()\n\t$GOROOT/src/runtime/debug/stack.go:26 +0x5e\n" +
+		"panic({0xab8c00?, 0x7fc59f28cda8?})\n\t$GOROOT/src/runtime/panic.go:860 +0x14a\n" +
+		"gotrain.cells/c6.boom(0x989680?)\n\tcell:4 +0x77\n" +
+		"gotrain.cells/c7._gtcell.func1(...)\n\tcell:3\n" +
+		"created by gotrain.cells/c7._gtcell in goroutine 79\n\tcell:2 +0x45\n"
+	want := []stackFrame{
+		{fn: "runtime/debug.Stack()", file: "$GOROOT/src/runtime/debug/stack.go:26", line: 26},
+		{fn: "panic({0xab8c00?, 0x7fc59f28cda8?})", file: "$GOROOT/src/runtime/panic.go:860", line: 860},
+		{fn: "gotrain.cells/c6.boom(0x989680?)", file: "cell:4", cell: "gotrain.cells/c6", line: 4},
+		{fn: "gotrain.cells/c7._gtcell.func1(...)", file: "cell:3", cell: "gotrain.cells/c7", line: 3},
+		{fn: "created by gotrain.cells/c7._gtcell in goroutine 79", file: "cell:2", cell: "gotrain.cells/c7", line: 2},
+	}
+	got := parseStack([]byte(stack))
+	if len(got) != len(want) {
+		t.Fatalf("%d frames, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("frame %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if n := got[2].name(); n != "main.boom(0x989680?)" {
+		t.Errorf("frame 2 is named %q, want main.boom(0x989680?)", n)
+	}
+}

@@ -57,10 +57,18 @@
 //
 // # Replay
 //
-// The Group journals the cells that succeed in the running session. When
-// its worker dies, the cell's error offers %replay, which runs the dead
-// session's journaled cells again, in order, in the fresh session: seeded
-// strategies, datasets and initializers make a training session come back
-// bit for bit. A cell with a shell command acts outside the session: it is
-// listed and skipped unless %replay all is given.
+// The Group journals the cells that changed the running session: those
+// that succeeded, and those whose statements ran and then panicked, with
+// the kind and line of their failure. When its worker dies, the cell's
+// error offers %replay, which runs the dead session's journaled cells
+// again, in order, in the fresh session, each expected to end as it did
+// (a failed cell to fail the same way): seeded strategies, datasets and
+// initializers make a training session come back bit for bit. A replay
+// that stops at a cell ending otherwise keeps that cell and the ones
+// after it in the journal, so that a later %replay, or a later death and
+// %replay, goes on with them. A cell with a shell command acts outside the
+// session: it is listed and skipped unless %replay all is given.
+//
+// BUG(worker): An interrupted cell is not journaled: where it stopped
+// cannot be found again, so %replay leaves out what it did.
 package worker

@@ -57,7 +57,7 @@ type Group struct {
 		job     *mpiJob      // the running mpirun, with mpi; many are its clients
 		dir     string       // the cluster socket's folder, removed when the workers stop
 		stopped string       // why the workers stopped; "" while they run
-		journal journal      // the cells that succeeded in the running session
+		journal journal      // the cells that changed the running session
 		lost    *lostSession // the journal of the session that died last; nil after %replay or %reset
 	}
 }
@@ -159,7 +159,7 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 			if err != nil {
 				return errResult("UsageError", err.Error())
 			}
-			if res := g.replay(ctx, all, out); res.Err != nil {
+			if res := g.replay(ctx, req, all, out); res.Err != nil {
 				return res
 			}
 		case "reset":
@@ -180,27 +180,72 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 			return kernel.ExecuteResult{}
 		}
 	}
-	lost := g.checkSession(req)
-	res := g.execute(ctx, req, out)
-	if lost > 0 {
-		out.Stream("stderr", "gotrain: "+replayHint(lost)+"\n")
+	res, _ := g.run(ctx, req, out, nil)
+	return res
+}
+
+// run runs a cell's Go code and the magics left to the workers, and
+// journals it. A replay passes the cell's journal entry as replaying: it
+// is journaled as it was the first time if it ends the same way (see
+// replayed), and taken off the journal's pending cells. lost is true
+// when the worker died before the cell, which then did not run: a
+// replayed cell must not run in a session its earlier cells are not in.
+func (g *Group) run(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output, replaying *replayCell) (res kernel.ExecuteResult, lost bool) {
+	n := g.checkSession(req)
+	if n > 0 {
+		if replaying != nil {
+			return kernel.ExecuteResult{}, true
+		}
+		out.Stream("stderr", "gotrain: "+replayHint(n)+"\n")
 	}
+	res = g.execute(ctx, req, out)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if res.Err != nil && (res.Err.Name == "WorkerExited" || res.Err.Name == "WorkerLost") {
-		if n := len(g.mu.journal.cells); n > 0 {
-			g.mu.lost = &lostSession{cells: g.mu.journal.cells, why: "died in cell [" + strconv.Itoa(req.ExecutionCount) + "]"}
+		why := "died in cell ["
+		if replaying != nil {
+			why = "died replaying cell ["
+		}
+		if n := g.loseLocked(why + strconv.Itoa(req.ExecutionCount) + "]"); n > 0 {
 			res.Err.Traceback = append(res.Err.Traceback, replayHint(n))
 		}
 		g.mu.journal = journal{}
-		return res
+		return res, false
 	}
+	j := &g.mu.journal
 	if g.mu.one != nil {
 		// The session the cell ran in: after a %reset, the one it started.
-		g.mu.journal.session = g.mu.one.session()
+		j.session = g.mu.one.session()
 	}
-	g.mu.journal.record(req, res)
-	return res
+	if replaying == nil {
+		j.record(req, res)
+		return res, false
+	}
+	if same, _ := replayed(*replaying, res); same || res.Err == nil {
+		// Ended as it did, or ran whole where it failed before: either
+		// way what it did is the session's now.
+		c := *replaying
+		if !same {
+			c, _ = entry(req, res)
+		}
+		j.cells = append(j.cells, c)
+		if len(j.pending) > 0 {
+			j.pending = j.pending[1:]
+		}
+	}
+	return res, false
+}
+
+// loseLocked hands the journal of the session that ended (why says how)
+// to the next %replay, and returns how many cells it holds. A journal with
+// no cells leaves an earlier session's to %replay.
+func (g *Group) loseLocked(why string) int {
+	cells := g.mu.journal.all()
+	if len(cells) == 0 {
+		return 0
+	}
+	g.mu.lost = &lostSession{cells: cells, why: why}
+	return len(cells)
 }
 
 // checkSession starts a fresh journal when the single worker is not the
@@ -218,10 +263,7 @@ func (g *Group) checkSession(req kernel.ExecuteRequest) (lost int) {
 	if s == g.mu.journal.session {
 		return 0
 	}
-	if n := len(g.mu.journal.cells); n > 0 {
-		g.mu.lost = &lostSession{cells: g.mu.journal.cells, why: "ended before cell [" + strconv.Itoa(req.ExecutionCount) + "]"}
-		lost = n
-	}
+	lost = g.loseLocked("ended before cell [" + strconv.Itoa(req.ExecutionCount) + "]")
 	g.mu.journal = journal{session: s}
 	return lost
 }

@@ -23,7 +23,7 @@ var magicDoc = [][2]string{
 	{"%env [NAME[=VALUE]]", "list the worker's environment, show NAME, or set it (`%env NAME VALUE` works too)"},
 	{"%time", "run the rest of the cell and print its wall and CPU time"},
 	{"%reset", "replace the worker with a fresh one: every variable is gone, the kernel stays"},
-	{"%replay [all]", "after a worker died, re-run the cells that succeeded in its session, in order, in the fresh one (not the cell that killed it); cells with shell commands are listed and skipped unless all is given"},
+	{"%replay [all]", "after a worker died, re-run the cells that changed its session, in order, in the fresh one (not the cell that killed it); a cell that failed after it ran must fail the same way again; a replay that stops keeps the cells it did not run for the next %replay; cells with shell commands are listed and skipped unless all is given"},
 	{"%workers [N|off|restart|status]", "run every later cell on N worker processes of one strategy.NewMultiWorkerMirrored (worker 0's output is shown; a worker that fails or dies is reported by number), back on one, on a fresh set, or show them"},
 	{"%workers -np N [--hostfile FILE] [--host H,…] [--address ADDR]", "the same with N workers started by mpirun, on this machine or the hosts given, reducing through MPI (ADDR: where the kernel listens for them)"},
 	{"%limit [memory SIZE|off]", "show or set the worker's memory limit (`8GiB`, `512MiB`); a fresh worker keeps it"},

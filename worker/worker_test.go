@@ -102,7 +102,7 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 	f.running.Store(true)
 	defer f.running.Store(false)
 	var res kernel.ExecuteResult
-	for _, line := range strings.Split(strings.TrimSpace(req.Code), "\n") {
+	for i, line := range strings.Split(req.Code, "\n") {
 		// "onrank R LINE" runs LINE only on worker R of a Group's cluster.
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "onrank "); ok {
 			r, cmdLine, _ := strings.Cut(rest, " ")
@@ -151,6 +151,16 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 			res.Value = kernel.MIMEBundle{"text/plain": v}
 		case "env":
 			res.Value = kernel.MIMEBundle{"text/plain": os.Getenv(arg)}
+		case "panic": // as the session shows a cell's panic at line i+1
+			return kernel.ExecuteResult{Err: fakePanic(arg, i+1)}
+		case "exitif": // "exitif FILE": the process exits if FILE exists
+			if _, err := os.Stat(arg); err == nil {
+				os.Exit(5)
+			}
+		case "need": // "need FILE": panics unless FILE exists
+			if _, err := os.Stat(arg); err != nil {
+				return kernel.ExecuteResult{Err: fakePanic(err.Error(), i+1)}
+			}
 		case "input":
 			v, err := out.Input(arg, false)
 			if err != nil {
@@ -196,6 +206,12 @@ func (f *fakeExec) Execute(ctx context.Context, req kernel.ExecuteRequest, out k
 		}
 	}
 	return res
+}
+
+// fakePanic is the error the session makes of a panic at a cell's line.
+func fakePanic(value string, line int) *kernel.ExecError {
+	return &kernel.ExecError{Name: "Panic", Value: value,
+		Traceback: []string{"panic: " + value, "  main.cell()", fmt.Sprintf("      cell:%d", line)}}
 }
 
 func (f *fakeExec) Complete(code string, pos int) kernel.CompleteResult {
