@@ -152,20 +152,22 @@ func (c *Compiler) staleUses(u *unit) ErrorList {
 			at[name] = pos
 		}
 	}
-	// The check's Uses hold the views' too, which name stale things freely.
-	for id, obj := range u.info.Uses {
-		if obj != nil && obj.Pkg() == u.pkg && obj.Parent() == u.pkg.Scope() && c.inView(obj) && !c.inViewPos(id.Pos()) {
-			use(id.Pos(), obj.Name())
+	// The cell's own file only: the views name stale things freely.
+	ast.Inspect(u.fileB, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if obj := u.info.Uses[n]; obj != nil && obj.Pkg() == u.pkg && obj.Parent() == u.pkg.Scope() && c.inView(obj) {
+				use(n.Pos(), obj.Name())
+			}
+		case *ast.SelectorExpr:
+			if s := u.info.Selections[n]; s != nil && s.Kind() != types.FieldVal {
+				if base := namedRecv(s.Obj()); base != nil && c.inView(base) {
+					use(n.Sel.Pos(), base.Name()+"."+s.Obj().Name())
+				}
+			}
 		}
-	}
-	for sel, s := range u.info.Selections {
-		if s.Kind() == types.FieldVal {
-			continue
-		}
-		if base := namedRecv(s.Obj()); base != nil && c.inView(base) && !c.inViewPos(sel.Sel.Pos()) {
-			use(sel.Sel.Pos(), base.Name()+"."+s.Obj().Name())
-		}
-	}
+		return true
+	})
 	var errs ErrorList
 	for name, pos := range at {
 		o := c.live[name]
@@ -198,14 +200,11 @@ func (c *Compiler) staleUses(u *unit) ErrorList {
 }
 
 // inView reports whether obj was declared by an earlier cell's view.
-func (c *Compiler) inView(obj types.Object) bool { return c.inViewPos(obj.Pos()) }
-
-// inViewPos reports whether pos is in an earlier cell's view.
-func (c *Compiler) inViewPos(pos token.Pos) bool {
-	if !pos.IsValid() {
+func (c *Compiler) inView(obj types.Object) bool {
+	if !obj.Pos().IsValid() {
 		return false
 	}
-	_, ok := c.viewCell(pos)
+	_, ok := c.viewCell(obj.Pos())
 	return ok
 }
 
