@@ -106,11 +106,22 @@ func Conv2DDilated(x, w, b *Node, strideH, strideW, dilationH, dilationW int, pa
 	if len(w.shape) != 4 {
 		panic(shapeErr(g, op, fmt.Sprintf("want a kernel [height, width, in, out], got %v", w.shape)))
 	}
+	if pad == Valid && len(x.shape) == 4 && dilationH >= 1 && dilationW >= 1 &&
+		(x.shape[1] < (w.shape[0]-1)*dilationH+1 || x.shape[2] < (w.shape[1]-1)*dilationW+1) {
+		panic(shapeErr(g, op, fmt.Sprintf("want an input at least as large as kernel %v (dilations %dx%d) for valid padding, got input %v",
+			w.shape, dilationH, dilationW, x.shape)))
+	}
 	win := newWindow(g, op, x.shape, w.shape[0], w.shape[1], strideH, strideW, dilationH, dilationW, pad)
 	if w.shape[2] != win.c {
-		panic(shapeErr(g, op, fmt.Sprintf("want %d input channels, got %d", w.shape[2], win.c)))
+		panic(shapeErr(g, op, fmt.Sprintf("want an input of %d channels for kernel %v, got input %v", w.shape[2], w.shape, x.shape)))
 	}
 	cout := w.shape[3]
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != cout) {
+		panic(shapeErr(g, op, fmt.Sprintf("want a bias [%d] for kernel %v, got %v", cout, w.shape, b.shape)))
+	}
+	if g.dt == Float32 && convOneDNN {
+		return conv(g, x, w, b, win, act)
+	}
 	k := win.kh * win.kw * win.c
 	var cols *Node
 	if win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 {
