@@ -233,3 +233,12 @@ func TestIssue36BadConvNamesLayerAndShapes(t *testing.T) {
 		restore()
 	}
 }
+
+// TestIssue36ConvBackend: `gotrain version` says whether convolutions use
+// oneDNN, from ConvBackend.
+func TestIssue36ConvBackend(t *testing.T) {
+	got := graph.ConvBackend()
+	if strings.HasPrefix(got, "oneDNN ") != graph.ConvOneDNNBuilt {
+		t.Errorf("ConvBackend() = %q in a build where oneDNN convolutions are %v", got, graph.ConvOneDNNBuilt)
+	}
+}
