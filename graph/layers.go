@@ -79,10 +79,12 @@ func newWindow(g *Graph, op string, shape []int, kh, kw, sh, sw, dh, dw int, pad
 
 // Conv2D returns the 2-D convolution (cross-correlation, as in TensorFlow) of
 // the NHWC image x [b,h,w,cin] with kernel w [kh,kw,cin,cout], plus bias b
-// [cout] (nil for none), through act: shape [b,oh,ow,cout]. It is computed as
-// im2col patches [b·oh·ow, kh·kw·cin] times the kernel as a matrix (one gemm,
-// bias and activation fused as in Dense); its gradient is two gemms and a
-// col2im. A 1x1 kernel with stride 1 skips im2col.
+// [cout] (nil for none), through act: shape [b,oh,ow,cout]. In a float32
+// graph of a build with oneDNN it is one conv2d node run by oneDNN, its
+// gradients two more (conv.go). Otherwise it is computed as im2col patches
+// [b·oh·ow, kh·kw·cin] times the kernel as a matrix (one gemm, bias and
+// activation fused as in Dense); its gradient is two gemms and a col2im. A
+// 1x1 kernel with stride 1 skips im2col.
 // It panics with an error wrapping ErrShape if the shapes, strides or
 // padding do not fit.
 func Conv2D(x, w, b *Node, strideH, strideW int, pad Padding, act Activation) *Node {
