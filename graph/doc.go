@@ -40,9 +40,12 @@
 //
 // # Layer ops
 //
-// Conv2D (NHWC, strides, Valid or Same padding; Conv2DDilated adds
-// dilation) runs as im2col patches times the kernel in one gemm, with bias
-// and activation fused as in Dense; its gradient is two gemms and a col2im.
+// Conv2D (NHWC, strides, Valid, Same or Causal padding; Conv2DDilated adds
+// dilation) runs in float32 through oneDNN (issue 36: one conv2d node and
+// one node per gradient, each a primitive made at Compile, ReLU fused), and
+// in float64, in builds without oneDNN (nodnnl, no cgo) and in cuda builds
+// as im2col patches times the kernel in one gemm, with bias and activation
+// fused as in Dense; that gradient is two gemms and a col2im.
 // MaxPool2D keeps each window's argmax in its kernel for the backward pass;
 // AvgPool2D averages the pixels of each window inside the image. Gather reads table rows by id (Embedding)
 // and scatter-adds its gradient. DropoutMask draws a counter-based random mask

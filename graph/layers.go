@@ -79,10 +79,12 @@ func newWindow(g *Graph, op string, shape []int, kh, kw, sh, sw, dh, dw int, pad
 
 // Conv2D returns the 2-D convolution (cross-correlation, as in TensorFlow) of
 // the NHWC image x [b,h,w,cin] with kernel w [kh,kw,cin,cout], plus bias b
-// [cout] (nil for none), through act: shape [b,oh,ow,cout]. It is computed as
-// im2col patches [b·oh·ow, kh·kw·cin] times the kernel as a matrix (one gemm,
-// bias and activation fused as in Dense); its gradient is two gemms and a
-// col2im. A 1x1 kernel with stride 1 skips im2col.
+// [cout] (nil for none), through act: shape [b,oh,ow,cout]. In a float32
+// graph of a build with oneDNN it is one conv2d node run by oneDNN, its
+// gradients two more (conv.go). Otherwise it is computed as im2col patches
+// [b·oh·ow, kh·kw·cin] times the kernel as a matrix (one gemm, bias and
+// activation fused as in Dense); its gradient is two gemms and a col2im. A
+// 1x1 kernel with stride 1 skips im2col.
 // It panics with an error wrapping ErrShape if the shapes, strides or
 // padding do not fit.
 func Conv2D(x, w, b *Node, strideH, strideW int, pad Padding, act Activation) *Node {
@@ -106,11 +108,22 @@ func Conv2DDilated(x, w, b *Node, strideH, strideW, dilationH, dilationW int, pa
 	if len(w.shape) != 4 {
 		panic(shapeErr(g, op, fmt.Sprintf("want a kernel [height, width, in, out], got %v", w.shape)))
 	}
+	if pad == Valid && len(x.shape) == 4 && dilationH >= 1 && dilationW >= 1 &&
+		(x.shape[1] < (w.shape[0]-1)*dilationH+1 || x.shape[2] < (w.shape[1]-1)*dilationW+1) {
+		panic(shapeErr(g, op, fmt.Sprintf("want an input at least as large as kernel %v (dilations %dx%d) for valid padding, got input %v",
+			w.shape, dilationH, dilationW, x.shape)))
+	}
 	win := newWindow(g, op, x.shape, w.shape[0], w.shape[1], strideH, strideW, dilationH, dilationW, pad)
 	if w.shape[2] != win.c {
-		panic(shapeErr(g, op, fmt.Sprintf("want %d input channels, got %d", w.shape[2], win.c)))
+		panic(shapeErr(g, op, fmt.Sprintf("want an input of %d channels for kernel %v, got input %v", w.shape[2], w.shape, x.shape)))
 	}
 	cout := w.shape[3]
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != cout) {
+		panic(shapeErr(g, op, fmt.Sprintf("want a bias [%d] for kernel %v, got %v", cout, w.shape, b.shape)))
+	}
+	if g.dt == Float32 && convOneDNN {
+		return conv(g, x, w, b, win, act)
+	}
 	k := win.kh * win.kw * win.c
 	var cols *Node
 	if win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 {

@@ -356,9 +356,9 @@ func TestLayerOpShapeErrors(t *testing.T) {
 		},
 			"graph: conv2d: want an NHWC input [batch, height, width, channels], got [2 3]"},
 		{"conv channels", func() { graph.Conv2D(x, g.Placeholder("w", 3, 3, 2, 1), nil, 1, 1, graph.Same, graph.Linear) },
-			"graph: conv2d: want 2 input channels, got 3"},
+			"graph: conv2d: want an input of 2 channels for kernel [3 3 2 1], got input [2 4 4 3]"},
 		{"conv too small", func() { graph.Conv2D(x, g.Placeholder("w", 5, 5, 3, 1), nil, 1, 1, graph.Valid, graph.Linear) },
-			"graph: conv2d: want an image of at least 5x5 for valid padding, got 4x4"},
+			"graph: conv2d: want an input at least as large as kernel [5 5 3 1] (dilations 1x1) for valid padding, got input [2 4 4 3]"},
 		{"pool stride", func() { graph.MaxPool2D(x, 2, 2, 0, 1, graph.Valid) },
 			"graph: max_pool2d: want window, strides and dilations ≥ 1, got window 2x2, strides 0x1, dilations 1x1"},
 		{"conv dilation", func() {
@@ -368,7 +368,7 @@ func TestLayerOpShapeErrors(t *testing.T) {
 		{"conv dilated too small", func() {
 			graph.Conv2DDilated(x, g.Placeholder("w", 2, 2, 3, 1), nil, 1, 1, 4, 1, graph.Valid, graph.Linear)
 		},
-			"graph: conv2d: want an image of at least 5x2 for valid padding, got 4x4"},
+			"graph: conv2d: want an input at least as large as kernel [2 2 3 1] (dilations 4x1) for valid padding, got input [2 4 4 3]"},
 		{"avg pool rank", func() { graph.AvgPool2D(g.Placeholder("v", 2, 3), 2, 2, 2, 2, graph.Valid) },
 			"graph: avg_pool2d: want an NHWC input [batch, height, width, channels], got [2 3]"},
 		{"pool padding", func() { graph.MaxPool2D(x, 2, 2, 1, 1, graph.Padding(7)) },

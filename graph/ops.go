@@ -63,6 +63,10 @@ const (
 	opMaskedSumGradX // dx[b,…,c] = w[b]·dy[c]
 	opMaskedSumGradW // dw[b] = Σ x[b,…,c]·dy[c]
 	opAllReduce      // factor·Σ over the participants of a Collective
+	// Convolutions through oneDNN, float32 only (conv.go).
+	opConv           // act(x ⋆ w + b), act Linear or ReLU
+	opConvGradInput  // dx from dy and w
+	opConvGradFilter // dw from x and dy
 	// Element-wise and reduction ops (issue 22).
 	opMaxElem            // max(a, b), broadcasting
 	opMinElem            // min(a, b), broadcasting

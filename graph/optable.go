@@ -33,6 +33,10 @@ type opDef struct {
 	product bool
 	// collective marks ops that join their peers' Runs (Collectives).
 	collective bool
+	// hostOnly marks ops with no CUDA kernel on purpose: graphs are built
+	// with them only in builds without -tags cuda (the oneDNN
+	// convolutions, conv.go), so a device never meets them.
+	hostOnly bool
 }
 
 // bufKind is where a node's buffer comes from.
@@ -149,6 +153,10 @@ func init() {
 		opMaskedSumGradX: {name: "masked_sum_grad", cpu: cpu(maskedSumGradXKernel, maskedSumGradXKernel), backward: true},
 		opMaskedSumGradW: {name: "masked_sum_weight_grad", cpu: cpu(maskedSumGradWKernel, maskedSumGradWKernel), backward: true},
 		opAllReduce:      {name: "all_reduce", cpu: cpu(allReduceKernel, allReduceKernel), grad: allReduceGrad, collective: true},
+		// Convolutions through oneDNN (conv.go); never on a device.
+		opConv:           {name: "conv2d", cpu: cpu(convKernel, convKernel), grad: convGrad, hostOnly: true},
+		opConvGradInput:  {name: "conv2d_input_grad", cpu: cpu(convGradInputKernel, convGradInputKernel), backward: true, hostOnly: true},
+		opConvGradFilter: {name: "conv2d_filter_grad", cpu: cpu(convGradFilterKernel, convGradFilterKernel), backward: true, hostOnly: true},
 
 		// Element-wise and reduction ops (issue 22).
 		opMaxElem:            {name: "maximum", cpu: cpu(maxElemKernel, maxElemKernel), grad: maxElemGrad},

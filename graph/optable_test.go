@@ -36,7 +36,7 @@ func TestOpTable(t *testing.T) {
 			// ProductRows and Defer read a matmul's transposes and operands.
 			t.Errorf("%s: marked as a product, which only matmul can be", e.name)
 		}
-		if requireCUDA && hasCPU != (e.cuda != nil) {
+		if requireCUDA && !e.hostOnly && hasCPU != (e.cuda != nil) {
 			t.Errorf("%s: CPU kernel %v, CUDA kernel %v: want both or neither", e.name, hasCPU, e.cuda != nil)
 		}
 	}

@@ -10,6 +10,7 @@ export PATH=/usr/local/go/bin:$PATH
 
 packages=(
 	libopenblas-dev                 # BLAS for the training step (cgo)
+	libdnnl-dev libdnnl2            # oneDNN: float32 convolutions (cgo; internal/dnnl)
 	openmpi-bin libopenmpi-dev      # multi-worker training: mpirun, and internal/mpi under -tags mpi
 	pkgconf                         # pkg-config, through which cgo finds OpenMPI
 	patch                           # install/goruntime.sh patches a copy of Go's runtime/type.go

@@ -39,8 +39,9 @@ go test -race -count=1 ./...
 # tests ran beside it on the 2 cores.
 (cd third_party/zmq4 && go test -race -count=1 -p 1 ./...)
 
-section "other builds: pure-Go BLAS (noopenblas), no assembly (noasm), invariant checks (invariants)"
+section "other builds: pure-Go BLAS (noopenblas), convolutions without oneDNN (nodnnl), no assembly (noasm), invariant checks (invariants)"
 go test -count=1 -tags noopenblas ./internal/blas/ ./graph/ ./strategy/
+go test -count=1 -tags nodnnl ./internal/dnnl/ ./graph/ ./models/resnet/
 go test -count=1 -tags noasm ./kernels/ ./nn/
 go test -count=1 -tags invariants ./strategy/ ./nn/
 

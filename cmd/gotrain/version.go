@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+
+	"github.com/gotrain/gotrain/graph"
 )
 
 func runVersion(args []string, stdout, _ io.Writer) error {
@@ -11,5 +13,6 @@ func runVersion(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("gotrain version: takes no arguments, got %q", args)
 	}
 	fmt.Fprintf(stdout, "gotrain %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "convolutions (float32, CPU): %s\n", graph.ConvBackend())
 	return nil
 }

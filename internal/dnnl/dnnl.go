@@ -1,0 +1,143 @@
+//go:build cgo && !nodnnl
+
+package dnnl
+
+/*
+#cgo LDFLAGS: -ldnnl -lgomp
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Available reports whether this build calls oneDNN: true here, false in
+// builds with the nodnnl tag or without cgo.
+const Available = true
+
+// Version returns the oneDNN library's version and CPU runtime, e.g.
+// "oneDNN 2.6.3 (omp)".
+func Version() string {
+	v := C.dnnl_version()
+	rt := "omp"
+	if v.cpu_runtime != C.DNNL_RUNTIME_OMP {
+		rt = fmt.Sprintf("cpu runtime %d", int(v.cpu_runtime))
+	}
+	return fmt.Sprintf("oneDNN %d.%d.%d (%s)", int(v.major), int(v.minor), int(v.patch), rt)
+}
+
+// Conv is one convolution primitive: built once for a geometry, run at
+// every step. It is used by one goroutine at a time (its scratchpad and
+// weights buffer are its own), but that goroutine may change OS threads
+// between calls: the scratchpad is the caller's (oneDNN's user mode), not
+// a thread's.
+type Conv struct {
+	c    *C.gt_conv
+	kind Kind
+	g    Geometry
+	impl string
+}
+
+// New builds the primitive of kind for g; bias and relu apply to Forward
+// only (a bias added and a ReLU fused as a post-op). The error says what
+// oneDNN refused.
+func New(kind Kind, g Geometry, bias, relu bool) (*Conv, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if kind != Forward && (bias || relu) {
+		return nil, fmt.Errorf("dnnl: %v: want bias and relu on the forward primitive only", kind)
+	}
+	pb, pr := g.padEnd()
+	cg := C.gt_geom{
+		n: C.longlong(g.N), h: C.longlong(g.H), w: C.longlong(g.W), c: C.longlong(g.C), k: C.longlong(g.K),
+		kh: C.longlong(g.KH), kw: C.longlong(g.KW), oh: C.longlong(g.OH), ow: C.longlong(g.OW),
+		sh: C.longlong(g.SH), sw: C.longlong(g.SW), dh: C.longlong(g.DH), dw: C.longlong(g.DW),
+		pt: C.longlong(g.PadT), pl: C.longlong(g.PadL), pb: C.longlong(pb), pr: C.longlong(pr),
+	}
+	var errBuf [256]C.char
+	c := C.gt_conv_create(C.int(kind), cg, cbool(bias), cbool(relu), &errBuf[0], C.size_t(len(errBuf)))
+	if c == nil {
+		return nil, fmt.Errorf("dnnl: %v %v: %s", kind, g, C.GoString(&errBuf[0]))
+	}
+	cv := &Conv{c: c, kind: kind, g: g, impl: C.GoString(&c.impl[0])}
+	runtime.AddCleanup(cv, func(c *C.gt_conv) { C.gt_conv_free(c) }, c)
+	return cv, nil
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Impl returns the name of the implementation oneDNN picked, e.g.
+// "brgconv:avx512_core" or "jit:avx2"; names starting with "gemm" are its
+// im2col fallback.
+func (c *Conv) Impl() string { return c.impl }
+
+// Geometry returns the shape c was built for.
+func (c *Conv) Geometry() Geometry { return c.g }
+
+// Forward computes y [N,OH,OW,K] = conv(x [N,H,W,C], w [KH,KW,C,K]) (+ b
+// [K]) (then ReLU) with threads OpenMP threads. b is ignored unless c was
+// built with a bias.
+// It panics if c is not a Forward primitive or a buffer's length is wrong.
+func (c *Conv) Forward(y, x, w, b []float32, threads int) {
+	c.want(Forward, "y", len(y), c.g.outLen(), "x", len(x), c.g.inLen(), "w", len(w), c.g.wLen())
+	var bp unsafe.Pointer
+	if c.c.bias != nil {
+		if len(b) != c.g.K {
+			panic(fmt.Sprintf("dnnl: forward: want a bias of %d, got %d", c.g.K, len(b)))
+		}
+		bp = unsafe.Pointer(&b[0])
+	}
+	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&w[0]), bp, threads)
+	runtime.KeepAlive(b)
+}
+
+// BackwardData computes dx [N,H,W,C], the gradient of the input, from dy
+// [N,OH,OW,K] and w [KH,KW,C,K].
+// It panics if c is not a BackwardData primitive or a buffer's length is
+// wrong.
+func (c *Conv) BackwardData(dx, dy, w []float32, threads int) {
+	c.want(BackwardData, "dx", len(dx), c.g.inLen(), "dy", len(dy), c.g.outLen(), "w", len(w), c.g.wLen())
+	c.exec(unsafe.Pointer(&dy[0]), unsafe.Pointer(&dx[0]), unsafe.Pointer(&w[0]), nil, threads)
+}
+
+// BackwardWeights computes dw [KH,KW,C,K], the gradient of the weights,
+// from x [N,H,W,C] and dy [N,OH,OW,K].
+// It panics if c is not a BackwardWeights primitive or a buffer's length
+// is wrong.
+func (c *Conv) BackwardWeights(dw, x, dy []float32, threads int) {
+	c.want(BackwardWeights, "dw", len(dw), c.g.wLen(), "x", len(x), c.g.inLen(), "dy", len(dy), c.g.outLen())
+	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&dy[0]), unsafe.Pointer(&dw[0]), nil, threads)
+}
+
+func (c *Conv) exec(a, b, w, bias unsafe.Pointer, threads int) {
+	if threads < 1 {
+		threads = 1
+	}
+	// The pointers are Go memory, which does not move; the C side keeps
+	// them only for the length of this call.
+	if st := C.gt_conv_exec(c.c, a, b, w, bias, C.int(threads)); st != 0 {
+		panic(fmt.Sprintf("dnnl: %v %v: execute: status %d", c.kind, c.g, int(st)))
+	}
+	runtime.KeepAlive(c)
+}
+
+// want panics unless c is of kind and each (name, got, want) triple agrees.
+func (c *Conv) want(kind Kind, lens ...any) {
+	if c.kind != kind {
+		panic(fmt.Sprintf("dnnl: %v called on a %v primitive", kind, c.kind))
+	}
+	for i := 0; i < len(lens); i += 3 {
+		if got, want := lens[i+1].(int), lens[i+2].(int); got != want || got == 0 {
+			panic(fmt.Sprintf("dnnl: %v %v: want %s of %d elements, got %d", kind, c.g, lens[i], want, got))
+		}
+	}
+}
