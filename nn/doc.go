@@ -108,6 +108,16 @@
 // that a restored run continues with the batches the uninterrupted run would
 // have seen.
 //
+// # Safetensors
+//
+// SaveSafetensors and LoadSafetensors write and read variables as
+// safetensors, the format PyTorch, JAX and the model hubs exchange weights
+// in: by their names, or through a TensorMap that names another tool's
+// tensors and converts their layouts (a transposed Linear.weight, a
+// Conv2d.weight, a fused q/k/v projection, a tied output layer); models/gpt
+// and models/resnet ship the maps for their PyTorch twins. A load checks
+// everything before it changes any variable.
+//
 // Misuse found while tracing (an input of the wrong width, a loss reduction
 // that would be wrong across replicas) panics with an error wrapping ErrShape
 // or ErrUsage; the strategy turns it into the Run error that names the

@@ -79,7 +79,7 @@ section "fuzzing (short)"
 # failing input (golang/go#75804, fixed in Go 1.27; seen here once, on
 # FuzzReadFrame).
 for target in "FuzzDecode ./kernel/ 300000x" "FuzzReadFrame ./worker/ 20000x" "FuzzAcceptLink ./worker/ 20000x" "FuzzReadIDX ./data/ 500000x" \
-	"FuzzReadNPY ./data/ 300000x" "FuzzReadText ./data/ 300000x"; do
+	"FuzzReadNPY ./data/ 300000x" "FuzzReadText ./data/ 300000x" "FuzzParseSafetensors ./nn/ 200000x"; do
 	set -- $target
 	go test -run '^$' -fuzz "^$1\$" -fuzztime "$3" "$2"
 done

@@ -8,6 +8,8 @@
 //	gotrain bench gpt --data FILE [flags]
 //	                                 train a small GPT on a text, as shared/bench/torch_gpt.py does
 //	gotrain warm                     build what cells import once, into Go's build cache
+//	gotrain export NOTEBOOK.ipynb [-o DIR] [--drop-magics]
+//	                                 write a notebook's cells as a Go main package
 //	gotrain version
 package main
 
@@ -27,6 +29,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"bench":   runBench,
 	"version": runVersion,
 	"warm":    runWarm,
+	"export":  runExport,
 }
 
 func main() {
@@ -54,6 +57,7 @@ func usage(w io.Writer) {
   gotrain bench mlp [--replicas N] [--dims 784,512,512,10] [--batch 256] [--steps S] [--dtype f32|f64]
   gotrain bench gpt --data FILE [--iters 2000] [--batch 12] [--replicas N] [--threads T] [--dtype f32|f64] [--cpuprofile FILE]
   gotrain warm
+  gotrain export NOTEBOOK.ipynb [-o DIR] [--drop-magics]
   gotrain version
 `)
 }

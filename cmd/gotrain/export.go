@@ -1,0 +1,447 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// runExport is gotrain export: it writes a notebook's code cells as a Go
+// main package (DIR/main.go) that go build compiles and that prints what
+// the cells print.
+//
+// The rules: imports are merged; func, method, type and const
+// declarations go to package level; every other top-level statement (var
+// declarations included) runs in main, in cell order, as in the session.
+// A name that two cells define is refused, naming both cells, since a
+// session's redefinition has no one meaning in a program. A magic (%...)
+// or shell (!...) line is refused naming its cell, unless --drop-magics.
+func runExport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "the folder to write main.go into (default: the notebook's name, without .ipynb)")
+	drop := fs.Bool("drop-magics", false, "drop % and ! lines instead of refusing them")
+	if err := fs.Parse(reorderFlags(args)); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("gotrain export: want one notebook: gotrain export NOTEBOOK.ipynb [-o DIR] [--drop-magics]")
+	}
+	path := fs.Arg(0)
+	dir := *out
+	if dir == "" {
+		dir = strings.TrimSuffix(filepath.Base(path), ".ipynb")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("gotrain export: %v", err)
+	}
+	src, err := exportNotebook(path, b, *drop)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("gotrain export: %v", err)
+	}
+	dst := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(dst, src, 0o644); err != nil {
+		return fmt.Errorf("gotrain export: %v", err)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", dst)
+	return nil
+}
+
+// reorderFlags moves flags after the notebook's name before it, so that
+// both "export NB -o DIR" and "export -o DIR NB" work.
+func reorderFlags(args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-o" || a == "--o":
+			flags = append(flags, a)
+			if i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "-"):
+			flags = append(flags, a)
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return append(flags, rest...)
+}
+
+// exportCell is one code cell: its number in the notebook (1-based, among
+// all cells, as Jupyter shows them in order) and its source.
+type exportCell struct {
+	n   int
+	src string
+}
+
+func notebookCells(path string, b []byte) ([]exportCell, error) {
+	var nb struct {
+		Cells []struct {
+			Type   string          `json:"cell_type"`
+			Source json.RawMessage `json:"source"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &nb); err != nil {
+		return nil, fmt.Errorf("gotrain export: %s: not a notebook: %v", path, err)
+	}
+	var cells []exportCell
+	for i, c := range nb.Cells {
+		if c.Type != "code" {
+			continue
+		}
+		var lines []string
+		if err := json.Unmarshal(c.Source, &lines); err != nil {
+			var s string
+			if err := json.Unmarshal(c.Source, &s); err != nil {
+				return nil, fmt.Errorf("gotrain export: %s: cell %d: source is neither a string nor a list of strings", path, i+1)
+			}
+			lines = []string{s}
+		}
+		cells = append(cells, exportCell{n: i + 1, src: strings.Join(lines, "")})
+	}
+	return cells, nil
+}
+
+// exportNotebook returns the formatted main.go of the notebook b.
+func exportNotebook(path string, b []byte, dropMagics bool) ([]byte, error) {
+	cells, err := notebookCells(path, b)
+	if err != nil {
+		return nil, err
+	}
+	var imports []string
+	seenImport := make(map[string]bool)
+	var decls, body bytes.Buffer
+	definedIn := make(map[string]int) // name → the cell that defines it
+	define := func(name string, cell int) error {
+		if name == "_" || name == "" {
+			return nil
+		}
+		if prev, ok := definedIn[name]; ok && prev != cell {
+			return fmt.Errorf("gotrain export: %s: %q is defined in cell %d and again in cell %d; a program has one of each name: rename one, or delete the cell that is no longer needed", path, name, prev, cell)
+		}
+		definedIn[name] = cell
+		return nil
+	}
+	for _, c := range cells {
+		src, err := stripMagics(path, c, dropMagics)
+		if err != nil {
+			return nil, err
+		}
+		var vars []string
+		for _, seg := range splitCell(src) {
+			text := src[seg.start:seg.end]
+			switch seg.kind {
+			case "import":
+				f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+text, parser.ImportsOnly)
+				if err != nil {
+					return nil, fmt.Errorf("gotrain export: %s: cell %d: %v", path, c.n, err)
+				}
+				for _, spec := range f.Imports {
+					line := spec.Path.Value
+					if spec.Name != nil {
+						line = spec.Name.Name + " " + line
+					}
+					if !seenImport[line] {
+						seenImport[line] = true
+						imports = append(imports, line)
+					}
+				}
+			case "decl":
+				f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+text, 0)
+				if err != nil {
+					return nil, fmt.Errorf("gotrain export: %s: cell %d: %v", path, c.n, err)
+				}
+				for _, d := range f.Decls {
+					for _, name := range declNames(d) {
+						if err := define(name, c.n); err != nil {
+							return nil, err
+						}
+					}
+				}
+				fmt.Fprintf(&decls, "// From cell %d.\n%s\n\n", c.n, text)
+			default:
+				names, err := stmtNames(text)
+				if err != nil {
+					return nil, fmt.Errorf("gotrain export: %s: cell %d: %v", path, c.n, err)
+				}
+				for _, name := range names {
+					if err := define(name, c.n); err != nil {
+						return nil, err
+					}
+					if name != "_" {
+						vars = append(vars, name)
+					}
+				}
+				fmt.Fprintf(&body, "%s\n", text)
+			}
+		}
+		if len(vars) > 0 {
+			// A session keeps a variable no later cell reads; a function
+			// must use it.
+			fmt.Fprintf(&body, "_ = []any{%s}\n", strings.Join(vars, ", "))
+		}
+		fmt.Fprintf(&body, "// End of cell %d.\n\n", c.n)
+	}
+	var file bytes.Buffer
+	fmt.Fprintf(&file, "// Command %s is %s exported by gotrain export: its cells'\n", programName(path), filepath.Base(path))
+	file.WriteString("// declarations at package level, their statements in order in main.\n")
+	file.WriteString("// Build it inside a module that requires github.com/gotrain/gotrain.\n")
+	file.WriteString("package main\n\nimport (\n")
+	for _, imp := range imports {
+		file.WriteString(imp + "\n")
+	}
+	file.WriteString(")\n\n")
+	file.Write(decls.Bytes())
+	file.WriteString("func main() {\n")
+	file.Write(body.Bytes())
+	file.WriteString("}\n")
+	out, err := dropUnusedImports(file.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("gotrain export: %s: the program does not parse (a gotrain bug, or a cell that never ran): %v", path, err)
+	}
+	return format.Source(out)
+}
+
+func programName(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), ".ipynb")
+}
+
+// stripMagics refuses (or with drop, blanks) the cell's % and ! lines.
+func stripMagics(path string, c exportCell, drop bool) (string, error) {
+	lines := strings.Split(c.src, "\n")
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "%") || strings.HasPrefix(t, "!") {
+			if !drop {
+				return "", fmt.Errorf("gotrain export: %s: cell %d, line %d: %q is a magic, which has no meaning in a program; remove it, or pass --drop-magics", path, c.n, i+1, t)
+			}
+			lines[i] = "// dropped: " + t
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// exportSegment is one top-level statement or declaration of a cell.
+type exportSegment struct {
+	kind       string // "import", "decl" or "stmt"
+	start, end int
+}
+
+// splitCell cuts a cell into its top-level statements and declarations at
+// the semicolons (written or inserted) outside brackets, as the cell
+// compiler does: Go has no grammar for a file that mixes them.
+func splitCell(src string) []exportSegment {
+	fset := token.NewFileSet()
+	file := fset.AddFile("cell", -1, len(src))
+	var s scanner.Scanner
+	s.Init(file, []byte(src), nil, 0)
+	type tok struct {
+		pos int
+		tok token.Token
+	}
+	var toks []tok
+	for {
+		pos, t, _ := s.Scan()
+		if t == token.EOF {
+			break
+		}
+		toks = append(toks, tok{file.Offset(pos), t})
+	}
+	var segs []exportSegment
+	depth, start := 0, -1
+	header := false // in the header of a for, if, switch or select, whose semicolons are its own
+	for i, t := range toks {
+		if start < 0 {
+			if t.tok == token.SEMICOLON {
+				continue
+			}
+			start = i
+			header = t.tok == token.FOR || t.tok == token.IF || t.tok == token.SWITCH || t.tok == token.SELECT
+		}
+		switch t.tok {
+		case token.LPAREN, token.LBRACK, token.LBRACE:
+			if t.tok == token.LBRACE && depth == 0 {
+				header = false
+			}
+			depth++
+		case token.RPAREN, token.RBRACK, token.RBRACE:
+			depth = max(depth-1, 0)
+		}
+		if (t.tok == token.SEMICOLON && depth == 0 && !header) || i == len(toks)-1 {
+			end := t.pos
+			if t.tok != token.SEMICOLON {
+				end = len(src)
+			}
+			// Keep the comments just before the segment with it.
+			from := toks[start].pos
+			if len(segs) > 0 {
+				from = segs[len(segs)-1].end
+				if src[from] == ';' {
+					from++
+				}
+			}
+			text := src[toks[start].pos:end]
+			segs = append(segs, exportSegment{kind: classifySegment(toks[start].tok, text), start: from, end: end})
+			start = -1
+		}
+	}
+	return segs
+}
+
+func classifySegment(first token.Token, text string) string {
+	switch first {
+	case token.IMPORT:
+		return "import"
+	case token.TYPE, token.CONST:
+		return "decl"
+	case token.FUNC:
+		// A declaration, or a function literal called as a statement.
+		if _, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+text, 0); err == nil {
+			return "decl"
+		}
+	}
+	return "stmt"
+}
+
+// declNames returns what a declaration defines: functions, types,
+// constants, and methods as Type.Method.
+func declNames(d ast.Decl) []string {
+	var out []string
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv == nil || len(d.Recv.List) == 0 {
+			return []string{d.Name.Name}
+		}
+		t := d.Recv.List[0].Type
+		for {
+			switch x := t.(type) {
+			case *ast.StarExpr:
+				t = x.X
+				continue
+			case *ast.IndexExpr:
+				t = x.X
+				continue
+			case *ast.IndexListExpr:
+				t = x.X
+				continue
+			}
+			break
+		}
+		if id, ok := t.(*ast.Ident); ok {
+			return []string{id.Name + "." + d.Name.Name}
+		}
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				out = append(out, s.Name.Name)
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					out = append(out, n.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stmtNames returns the variables a top-level statement defines (x := ...,
+// var x ...).
+func stmtNames(text string) ([]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), "", "package p\nfunc _() {\n"+text+"\n}", 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range f.Decls[0].(*ast.FuncDecl).Body.List {
+		switch s := s.(type) {
+		case *ast.AssignStmt:
+			if s.Tok == token.DEFINE {
+				for _, l := range s.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						out = append(out, id.Name)
+					}
+				}
+			}
+		case *ast.DeclStmt:
+			out = append(out, declNames(s.Decl)...)
+		}
+	}
+	return out, nil
+}
+
+// dropUnusedImports removes the imports that no selector uses: a cell's
+// session tolerates them, go build does not.
+func dropUnusedImports(src []byte) ([]byte, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "main.go", src, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	used := make(map[string]bool)
+	ast.Inspect(f, func(n ast.Node) bool {
+		if s, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := s.X.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+		}
+		return true
+	})
+	var keep []ast.Spec
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.IMPORT {
+			continue
+		}
+		for _, s := range g.Specs {
+			spec := s.(*ast.ImportSpec)
+			p, _ := strconv.Unquote(spec.Path.Value)
+			name := p[strings.LastIndex(p, "/")+1:]
+			if spec.Name != nil {
+				name = spec.Name.Name
+			}
+			if name == "_" || name == "." || used[name] || !isIdent(name) {
+				keep = append(keep, spec)
+			}
+		}
+		g.Specs = slices.Clip(keep)
+	}
+	var b bytes.Buffer
+	if err := format.Node(&b, fset, f); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// isIdent reports whether a path's last element is the package's likely
+// name; one that is not (gopkg.in/yaml.v3) is kept, as its name is unknown.
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
