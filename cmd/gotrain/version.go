@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+
+	"github.com/gotrain/gotrain/cells"
 )
 
 func runVersion(args []string, stdout, _ io.Writer) error {
 	if len(args) != 0 {
 		return fmt.Errorf("gotrain version: takes no arguments, got %q", args)
 	}
-	fmt.Fprintf(stdout, "gotrain %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "gotrain %s (%s %s/%s)\nruntime: %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, cells.Runtime())
 	return nil
 }
