@@ -52,44 +52,52 @@ func checkedVersions(t *testing.T) []string {
 }
 
 // TestIssue30VersionGate: install/goruntime.sh patches the runtime only for
-// a Go version listed in install/goruntime/VERSIONS, and for any other says
-// why on one line and prints no overlay.
+// a Go version listed in install/goruntime/VERSIONS, and for any other, or
+// where the patch does not apply, says why on one line and prints no
+// overlay.
 func TestIssue30VersionGate(t *testing.T) {
 	g := goBin(t)
-	listed := slices.Contains(checkedVersions(t), runtime.Version())
+	versions := checkedVersions(t)
+	listed := slices.Contains(versions, runtime.Version())
+	notIn := func(v string) string {
+		return "goruntime: unpatched: " + v + " is not in install/goruntime/VERSIONS, the Go versions the patch was checked on\n"
+	}
+	// A Go whose runtime/type.go is not the one the patch was made against.
+	fakeRoot := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(fakeRoot, "src", "runtime"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fakeRoot, "src", "runtime", "type.go"), []byte("package runtime\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
-		version string // GOTRAIN_GOVERSION; "" leaves the detected one
+		env     []string
 		patched bool
+		said    string // what it says on stderr starts with this
 	}{
-		{"this Go", "", listed},
-		{"a later Go", "go1.99.0", false},
-		{"a prefix of a listed version", "go1.26", false},
-		{"a listed version with a suffix", runtime.Version() + "-X:nodwarf5", false},
-		{"a pattern", "go1.26.*", false},
+		{"this Go", nil, listed, map[bool]string{true: "", false: notIn(runtime.Version())}[listed]},
+		{"a later Go", []string{"GOTRAIN_GOVERSION=go1.99.0"}, false, notIn("go1.99.0")},
+		{"a prefix of a listed version", []string{"GOTRAIN_GOVERSION=go1.26"}, false, notIn("go1.26")},
+		{"a listed version with a suffix", []string{"GOTRAIN_GOVERSION=" + versions[0] + "-X:nodwarf5"}, false, notIn(versions[0] + "-X:nodwarf5")},
+		{"a pattern", []string{"GOTRAIN_GOVERSION=go1.26.*"}, false, notIn("go1.26.*")},
+		{"a listed Go the patch does not apply to", []string{"GOTRAIN_GOVERSION=" + versions[0], "GOROOT=" + fakeRoot}, false,
+			"goruntime: unpatched: install/goruntime/type.go.patch does not apply to " + filepath.Join(fakeRoot, "src", "runtime", "type.go")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := []string{"GOTRAIN_GOVERSION=" + tt.version}
-			overlay, said, err := installtest.Overlay(root, g, env...)
+			overlay, said, err := installtest.Overlay(root, g, tt.env...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := overlay != ""; got != tt.patched {
-				t.Fatalf("GOTRAIN_GOVERSION=%q install/goruntime.sh: overlay %q (said %q), want patched %v", tt.version, overlay, said, tt.patched)
+				t.Fatalf("%v install/goruntime.sh: overlay %q (said %q), want patched %v", tt.env, overlay, said, tt.patched)
 			}
-			if tt.patched {
-				if said != "" {
-					t.Errorf("install/goruntime.sh said %q for a patched runtime, want nothing", said)
-				}
-				return
+			if !strings.HasPrefix(said, tt.said) || (tt.said == "") != (said == "") {
+				t.Errorf("%v install/goruntime.sh said %q, want %q", tt.env, said, tt.said)
 			}
-			want := "goruntime: unpatched: " + tt.version + " is not in install/goruntime/VERSIONS, the Go versions the patch was checked on\n"
-			if tt.version == "" {
-				want = "goruntime: unpatched: " + runtime.Version() + " is not in install/goruntime/VERSIONS"
-			}
-			if !strings.HasPrefix(said, want) {
-				t.Errorf("install/goruntime.sh said %q, want %q", said, want)
+			if strings.Count(said, "\n") > 1 {
+				t.Errorf("%v install/goruntime.sh said %d lines, want one", tt.env, strings.Count(said, "\n"))
 			}
 		})
 	}
