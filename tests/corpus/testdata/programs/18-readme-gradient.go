@@ -28,7 +28,9 @@ func main() {
 	fmt.Println(s.NumReplicasInSync(), s.Devices(), s.DType())
 	onCores := strategy.NewMirrored(strategy.WithDevices("cpu:0", "cpu:0", "cpu:1"))
 	fmt.Println(onCores.NumReplicasInSync(), onCores.Devices(), onCores.DType())
-	onCores.Close()
+	if err := onCores.Close(); err != nil {
+		fmt.Println(err)
+	}
 	trainStep := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
 		logits := model.Call(ctx, x, true)
 		loss := nn.ComputeAverageLoss(lossObj.Call(y, logits), GlobalBatchSize)
