@@ -34,7 +34,9 @@ fi
 go vet ./...
 
 section "go test -race"
-go test -race -count=1 ./...
+# The corpus runs each of its programs twice, which on a busy machine takes
+# longer than go test's default limit of 10 minutes.
+go test -race -count=1 -timeout 40m ./...
 # The patched zmq4 is a module of its own, which ./... does not reach. Once
 # per process: upstream's TestPubSub keeps sockets in a package-level table.
 # One package at a time: upstream's TestReaperLeak1 gives 100 clients 1 s
