@@ -55,6 +55,30 @@ type Toolchain struct {
 // Go ships it.
 var runtimeOverlay string
 
+// runtimeUnpatched says why this binary's runtime is Go's own, set by
+// install/build.sh through the linker (-X) from what install/goruntime.sh
+// said: the Go version is not among those the patch was checked on
+// (install/goruntime/VERSIONS), or the patch did not apply. Empty in a
+// binary built with the overlay, or without install/build.sh.
+var runtimeUnpatched string
+
+// Runtime says which Go runtime this binary, and so every cell it builds,
+// runs on, and why: patched for many plugins, or as Go ships it because of
+// what install/build.sh found, or because it was built without that script.
+// `gotrain version` prints it and the kernel logs it at start, since a
+// session's cells load more slowly as it grows on the unpatched runtime.
+func Runtime() string {
+	v := runtime.Version()
+	if runtimeOverlay != "" {
+		return fmt.Sprintf("%s patched for many plugins (install/goruntime/type.go.patch; %s is in install/goruntime/VERSIONS, the versions it was checked on)", v, v)
+	}
+	why := runtimeUnpatched
+	if why == "" {
+		why = "built without install/build.sh, which applies the patch"
+	}
+	return fmt.Sprintf("%s unpatched: %s", v, why)
+}
+
 type pkgInfo struct {
 	name, export, dir, err string
 }

@@ -7,5 +7,10 @@
 // prefix such as /usr/local, or Debian Python's sys.prefix.
 //
 // The folder also holds setup.sh, the script the README's commands run to
-// install everything gotrain needs on a fresh Debian machine.
+// install everything gotrain needs on a fresh Debian machine, and build.sh,
+// which builds gotrain on Go's runtime patched for many plugins
+// (goruntime.sh) where the Go version is one the patch was checked on
+// (goruntime/VERSIONS). The tests here check that version gate, and that
+// plugins built on the patched runtime see the same type identities as on
+// Go's own (testdata/identity).
 package install

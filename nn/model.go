@@ -190,7 +190,8 @@ func strategyFor(m Model, method string) *strategy.Mirrored {
 // Build makes a model's variables for inputs of the given shape, batch axis
 // first, without training it, as Keras's model.build does: it calls the
 // model once, not training, on a placeholder of that shape in a graph of
-// its own, so that its layers build. Call it inside the strategy's Scope,
+// its own, with replica 0's context (strategy.Mirrored.BuildContext), so
+// that its layers build. Call it inside the strategy's Scope,
 // where the variables belong, before anything that reads them (a Generator,
 // Summary, a checkpoint) comes before the first Run. A built model is left
 // as it is. It panics as the model's Call does on a shape it refuses, and
@@ -209,5 +210,5 @@ func Build(m Model, inputShape ...int) {
 		return
 	}
 	g := graph.New(s.DType())
-	m.Call(nil, g.Placeholder("build_input", inputShape...), false)
+	m.Call(s.BuildContext(g), g.Placeholder("build_input", inputShape...), false)
 }

@@ -107,6 +107,21 @@ type Grad struct {
 	F64 []float64
 }
 
+// BuildContext returns a context for replica 0 over g, a graph of the
+// strategy's dtype that is never run, for calling a model outside Run only
+// so that its layers build their variables (nn.Build does, as Keras's
+// model.build does): ReplicaID, NumReplicasInSync, Device and Graph answer
+// as in replica 0's trace, so a Call that reads them works there too.
+// Updates registered with it are never applied, and its AllReduce nodes
+// never run. It panics with an error wrapping ErrUsage if g is nil or of
+// another dtype.
+func (s *Mirrored) BuildContext(g *graph.Graph) *ReplicaContext {
+	if g == nil || g.DType() != s.dtype {
+		panic(usageError("BuildContext: want a graph of the strategy's dtype %v, got %v", s.dtype, g))
+	}
+	return &ReplicaContext{s: s, g: g}
+}
+
 // Strategy returns the strategy running the step.
 func (c *ReplicaContext) Strategy() *Mirrored { return c.s }
 

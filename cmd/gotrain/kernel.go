@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gotrain/gotrain/cells"
 	"github.com/gotrain/gotrain/install"
 	"github.com/gotrain/gotrain/internal/mpi"
 	"github.com/gotrain/gotrain/kernel"
@@ -51,6 +52,8 @@ func runKernel(args []string, _, stderr io.Writer) error {
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The workers are this binary, and their cells are built on its runtime.
+	logger.Info("gotrain: starting", "version", version, "runtime", cells.Runtime())
 
 	exe, err := os.Executable()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/gotrain/gotrain/cells"
 	"github.com/gotrain/gotrain/graph"
 )
 
@@ -12,7 +13,7 @@ func runVersion(args []string, stdout, _ io.Writer) error {
 	if len(args) != 0 {
 		return fmt.Errorf("gotrain version: takes no arguments, got %q", args)
 	}
-	fmt.Fprintf(stdout, "gotrain %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "gotrain %s (%s %s/%s)\nruntime: %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, cells.Runtime())
 	fmt.Fprintf(stdout, "convolutions (float32, CPU): %s\n", graph.ConvBackend())
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gotrain/gotrain/install/installtest"
 	"github.com/gotrain/gotrain/kernel"
 	"github.com/gotrain/gotrain/worker"
 )
@@ -219,12 +220,7 @@ func TestCorpus(t *testing.T) {
 	}
 	bin := os.Getenv(binEnv)
 	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "gotrain")
-		build := exec.Command(goTool, "build", "-o", bin, "./cmd/gotrain")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/gotrain: %v\n%s", err, out)
-		}
+		bin = buildGotrain(t, root, goTool)
 	} else {
 		t.Logf("cells run in %s (from $%s)", bin, binEnv)
 	}
@@ -277,6 +273,44 @@ func TestCorpus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildGotrain builds gotrain as install/build.sh does for users, on Go's
+// runtime patched for many plugins where install/goruntime.sh applies the
+// patch, so that the corpus runs on the runtime a kernel runs on (issue
+// 30), and checks from the binary's symbols that it does.
+func buildGotrain(t *testing.T, root, goTool string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gotrain")
+	// No tags: the corpus needs no MPI.
+	build := exec.Command(filepath.Join(root, "install", "build.sh"), bin, "")
+	build.Dir = root
+	build.Env = append(build.Environ(), "PATH="+filepath.Dir(goTool)+string(filepath.ListSeparator)+os.Getenv("PATH"))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("install/build.sh: %v\n%s", err, out)
+	}
+	overlay, said, err := installtest.Overlay(root, goTool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched, err := installtest.RuntimePatched(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := exec.Command(bin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gotrain version: %v\n%s", err, version)
+	}
+	switch {
+	case overlay != "" && !patched:
+		t.Fatalf("install/goruntime.sh patches this Go's runtime (%s), but the binary install/build.sh built has the runtime as Go ships it: the corpus would not run on the runtime a kernel runs on", overlay)
+	case overlay == "" && patched:
+		t.Fatalf("install/goruntime.sh patches nothing here (%s), but the binary's runtime is patched", strings.TrimSpace(said))
+	case !strings.Contains(string(version), map[bool]string{true: " patched for many plugins ", false: " unpatched: "}[patched]):
+		t.Fatalf("gotrain version says %q, which is wrong about its runtime (patched: %v)", version, patched)
+	}
+	t.Logf("%s", bytes.TrimSpace(version))
+	return bin
 }
 
 // goRun returns the stdout of `go run FILE`, run from the module's root so

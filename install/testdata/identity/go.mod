@@ -1,0 +1,3 @@
+module identity
+
+go 1.26
