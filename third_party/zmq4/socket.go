@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,14 @@ const (
 	// defaultHandshakeTimeout bounds the ZMTP greeting and handshake of a
 	// new connection (patched for gotrain, see PATCHES.md).
 	defaultHandshakeTimeout = 10 * time.Second
+
+	// An accept that fails (too many open files, most often) is retried
+	// after a pause that starts at acceptBackoffMin and doubles up to
+	// acceptBackoffMax, and starts over after a success (patched for
+	// gotrain, see PATCHES.md: upstream retried at once, spinning a core
+	// for as long as the process had no file descriptor left).
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
 )
 
 var (
@@ -48,6 +57,11 @@ type socket struct {
 	handshake     time.Duration // ZMTP handshake timeout; 0 means none
 	pubq          PubQueue      // PUB and XPUB subscriber queues
 	xpubManual    bool          // XPUB: subscriptions wait for ApplySubscription
+	maxMsgSize    int64         // WithMaxMessageSize; 0 means none
+	maxFrames     int           // WithMaxFrames; 0 means none
+	maxConns      int           // WithMaxConns; 0 means none
+	maxTopics     int           // WithMaxSubscriptions; 0 means none
+	handshaking   atomic.Int32  // accepted connections still in their handshake
 
 	mu    sync.RWMutex
 	conns []*Conn // ZMTP connections
@@ -220,24 +234,59 @@ func (sck *socket) Listen(endpoint string) error {
 func (sck *socket) accept() {
 	ctx, cancel := context.WithCancel(sck.ctx)
 	defer cancel()
+	var backoff time.Duration
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		default:
-			conn, err := sck.listener.Accept()
-			if err != nil {
-				// FIXME(sbinet): maybe bubble up this error to application code?
-				//sck.log.Printf("error accepting connection from %q: %+v", sck.ep, err)
-				continue
+		conn, err := sck.listener.Accept()
+		if ctx.Err() != nil {
+			if conn != nil {
+				conn.Close()
 			}
-
-			// Each handshake runs on its own goroutine, under a deadline, so
-			// that a peer that never completes it cannot hold up the
-			// connections accepted after it (upstream issue #131).
-			go sck.open(conn)
+			return
 		}
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if backoff == 0 {
+				backoff = acceptBackoffMin
+				sck.log.Printf("could not accept a connection on %q, retrying with a back-off: %+v", sck.ep, err)
+			} else {
+				backoff = min(2*backoff, acceptBackoffMax)
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		backoff = 0
+
+		if sck.maxConns > 0 && sck.nconns()+int(sck.handshaking.Load()) >= sck.maxConns {
+			// Refused before any byte is read, so a flood of connections
+			// costs an accept and a close each.
+			conn.Close()
+			continue
+		}
+
+		// Each handshake runs on its own goroutine, under a deadline, so
+		// that a peer that never completes it cannot hold up the
+		// connections accepted after it (upstream issue #131).
+		sck.handshaking.Add(1)
+		go func() {
+			defer sck.handshaking.Add(-1)
+			sck.open(conn)
+		}()
 	}
+}
+
+// nconns returns how many connections the socket holds.
+func (sck *socket) nconns() int {
+	sck.mu.RLock()
+	defer sck.mu.RUnlock()
+	return len(sck.conns)
 }
 
 // open performs the ZMTP handshake on an accepted connection and adds it to
@@ -284,6 +333,9 @@ func (sck *socket) handshakeConn(conn net.Conn, server bool) (*Conn, error) {
 			return nil, fmt.Errorf("zmq4: could not clear handshake deadline: %w", err)
 		}
 	}
+	zconn.maxMsgSize = sck.maxMsgSize
+	zconn.maxFrames = sck.maxFrames
+	zconn.maxTopics = sck.maxTopics
 	return zconn, nil
 }
 
@@ -347,7 +399,6 @@ func (sck *socket) addConn(c *Conn) {
 		c.Close()
 		return
 	}
-	sck.conns = append(sck.conns, c)
 	if len(c.Peer.Meta[sysSockID]) == 0 {
 		switch c.typ {
 		case Router: // TODO: STREAM type when implemented
@@ -356,6 +407,21 @@ func (sck *socket) addConn(c *Conn) {
 			c.Peer.Meta[sysSockID] = newUUID()
 		}
 	}
+	if c.typ == Router {
+		// One live connection per identity, as libzmq's ROUTER with
+		// ROUTER_HANDOVER off: a second peer that claims an identity in use
+		// is refused, so it cannot receive the first one's messages
+		// (patched for gotrain, see PATCHES.md).
+		id := c.Peer.Meta[sysSockID]
+		for _, o := range sck.conns {
+			if o.Peer.Meta[sysSockID] == id && !o.Closed() {
+				sck.log.Printf("refused a connection on %q: identity %q is already connected (one connection per identity)", sck.ep, id)
+				c.Close()
+				return
+			}
+		}
+	}
+	sck.conns = append(sck.conns, c)
 	if sck.w != nil {
 		sck.w.addConn(c)
 	}
