@@ -34,6 +34,7 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	memLimit := fs.String("memory-limit", "", "the workers' memory limit, such as `8GiB` (default none); %limit changes it")
 	workers := fs.Int("workers", 1, "run every cell on `N` worker processes of strategy.NewMultiWorkerMirrored (%workers changes it)")
+	allowUnsigned := fs.Bool("allow-unsigned", false, "accept a connection file with an empty key on tcp: messages are then not authenticated, and anyone who can reach the ports can run code")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,6 +52,9 @@ func runKernel(args []string, _, stderr io.Writer) error {
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := kernel.CheckConnectionFileMode(fs.Arg(0)); err != nil {
+		logger.Warn("gotrain: " + err.Error())
+	}
 
 	exe, err := os.Executable()
 	if err != nil {
@@ -70,10 +74,11 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	defer sess.Close()
 
 	k, err := kernel.New(kernel.Config{
-		Connection:  info,
-		Logger:      logger,
-		HistoryFile: historyFile(logger),
-		Version:     version,
+		Connection:    info,
+		Logger:        logger,
+		HistoryFile:   historyFile(logger),
+		Version:       version,
+		AllowUnsigned: *allowUnsigned,
 	}, sess)
 	if err != nil {
 		return err
