@@ -47,6 +47,7 @@ type Conn struct {
 	maxFrames   int   // frames in one message
 	maxTopics   int   // subscriptions a PUB or XPUB keeps for this peer
 	handshaking bool  // set by Open until the handshake is over
+	held        bool  // accepted: counted in socket.held until released; guarded by the socket's mu
 }
 
 // The limits on what a peer may send before the handshake is over: a
@@ -147,8 +148,11 @@ func (conn *Conn) init(sec Security) error {
 		return fmt.Errorf("zmq4: could not perform security handshake: %w", err)
 	}
 
+	// Asked of our own type, which is known: IsCompatible panics on an
+	// unknown receiver, and the peer's type is whatever it sent (patched
+	// for gotrain, see PATCHES.md).
 	peer := SocketType(conn.Peer.Meta[sysSockType])
-	if !peer.IsCompatible(conn.typ) {
+	if !conn.typ.IsCompatible(peer) {
 		return fmt.Errorf("zmq4: peer=%q not compatible with %q", peer, conn.typ)
 	}
 

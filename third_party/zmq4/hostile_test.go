@@ -192,6 +192,8 @@ func TestIssue31HostilePeers(t *testing.T) {
 	}{
 		{"READY metadata \\x00", nil, false, append(greetingBytes(), readyCmd([]byte{0})...)},
 		{"READY metadata short value", nil, false, append(greetingBytes(), readyCmd([]byte{1, 'k', 0, 0, 1, 0})...)},
+		{"READY with an unknown socket type", nil, false, append(greetingBytes(), readyCmd([]byte{11, 'S', 'o', 'c', 'k', 'e', 't', '-', 'T', 'y', 'p', 'e', 0, 0, 0, 3, 'F', 'O', 'O'})...)},
+		{"READY with no socket type", nil, false, append(greetingBytes(), readyCmd(nil)...)},
 		{"READY of 2^46 bytes", nil, false, append(greetingBytes(), frameHeader(isCommandBitFlag, 1<<46)...)},
 		{"READY of 2^62 bytes", nil, false, append(greetingBytes(), frameHeader(isCommandBitFlag, 1<<62)...)},
 		{"READY of 2^64-1 bytes", nil, false, append(greetingBytes(), frameHeader(isCommandBitFlag, ^uint64(0))...)},
@@ -391,21 +393,29 @@ func TestIssue31SlowPeer(t *testing.T) {
 // connections past its limit and accepts again once one leaves.
 func TestIssue31MaxConns(t *testing.T) {
 	router := quietRouter(t, WithMaxConns(2))
+	sck := router.(*routerSocket).sck
+	// waitConns waits until the router holds n connections, and counts
+	// them, none still in its handshake.
+	waitConns := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for sck.nconns() != n || sck.held.Load() != int32(n) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the router holds %d connections and counts %d, want %d", sck.nconns(), sck.held.Load(), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	a := handshaken(t, router.Addr(), "a")
 	handshaken(t, router.Addr(), "b")
+	waitConns(2)
 	third := rawPeer(t, router.Addr(), greetingBytes())
 	if !hungUp(third) {
 		t.Fatal("a third connection was kept, want it refused with WithMaxConns(2)")
 	}
 	a.Close()
 	// The router forgets a once its reader sees the hang-up.
-	deadline := time.Now().Add(10 * time.Second)
-	for router.(*routerSocket).sck.nconns() > 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the router did not forget a closed connection")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitConns(1)
 	roundTrip(t, router, "healthy")
 }
 

@@ -61,7 +61,7 @@ type socket struct {
 	maxFrames     int           // WithMaxFrames; 0 means none
 	maxConns      int           // WithMaxConns; 0 means none
 	maxTopics     int           // WithMaxSubscriptions; 0 means none
-	handshaking   atomic.Int32  // accepted connections still in their handshake
+	held          atomic.Int32  // accepted connections in their handshake or in conns
 
 	mu    sync.RWMutex
 	conns []*Conn // ZMTP connections
@@ -264,7 +264,7 @@ func (sck *socket) accept() {
 		}
 		backoff = 0
 
-		if sck.maxConns > 0 && sck.nconns()+int(sck.handshaking.Load()) >= sck.maxConns {
+		if sck.maxConns > 0 && int(sck.held.Load()) >= sck.maxConns {
 			// Refused before any byte is read, so a flood of connections
 			// costs an accept and a close each.
 			conn.Close()
@@ -274,11 +274,8 @@ func (sck *socket) accept() {
 		// Each handshake runs on its own goroutine, under a deadline, so
 		// that a peer that never completes it cannot hold up the
 		// connections accepted after it (upstream issue #131).
-		sck.handshaking.Add(1)
-		go func() {
-			defer sck.handshaking.Add(-1)
-			sck.open(conn)
-		}()
+		sck.held.Add(1)
+		go sck.open(conn)
 	}
 }
 
@@ -300,6 +297,7 @@ func (sck *socket) open(conn net.Conn) {
 			sck.log.Printf("could not open a ZMTP connection with %q: %+v", sck.ep, err)
 		}
 		conn.Close()
+		sck.held.Add(-1)
 		return
 	}
 	sck.addConn(zconn)
@@ -336,6 +334,7 @@ func (sck *socket) handshakeConn(conn net.Conn, server bool) (*Conn, error) {
 	zconn.maxMsgSize = sck.maxMsgSize
 	zconn.maxFrames = sck.maxFrames
 	zconn.maxTopics = sck.maxTopics
+	zconn.held = server
 	return zconn, nil
 }
 
@@ -397,6 +396,7 @@ func (sck *socket) addConn(c *Conn) {
 	if sck.ctx.Err() != nil {
 		// The socket closed while this connection was being opened.
 		c.Close()
+		sck.release(c)
 		return
 	}
 	if len(c.Peer.Meta[sysSockID]) == 0 {
@@ -417,6 +417,7 @@ func (sck *socket) addConn(c *Conn) {
 			if o.Peer.Meta[sysSockID] == id && !o.Closed() {
 				sck.log.Printf("refused a connection on %q: identity %q is already connected (one connection per identity)", sck.ep, id)
 				c.Close()
+				sck.release(c)
 				return
 			}
 		}
@@ -453,11 +454,21 @@ func (sck *socket) rmConn(c *Conn) {
 	}
 
 	sck.conns = append(sck.conns[:cur], sck.conns[cur+1:]...)
+	sck.release(c)
 	if sck.r != nil {
 		sck.r.rmConn(c)
 	}
 	if sck.w != nil {
 		sck.w.rmConn(c)
+	}
+}
+
+// release stops counting c against WithMaxConns, once: c was accepted,
+// and has been refused or removed.
+func (sck *socket) release(c *Conn) {
+	if c.held {
+		c.held = false
+		sck.held.Add(-1)
 	}
 }
 
