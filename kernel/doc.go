@@ -58,6 +58,17 @@
 // A TCP peer that never completes the ZeroMQ handshake on any port is
 // disconnected after 10 seconds and blocks no other connection meanwhile.
 //
+// Anyone who can reach a port may connect without the key, so what one
+// peer can make the kernel hold is bounded (issue 31, peerLimits): a
+// request's bytes and frames, the connections per socket, the
+// subscriptions per iopub subscriber; a peer past a limit, or one that
+// sends malformed ZeroMQ, is disconnected and nothing else is affected. A
+// second connection with an identity already connected on shell, control
+// or stdin is refused, as libzmq does, so it cannot receive the first
+// one's replies; each client gets its replies from a queue of its own, so
+// one that stops reading delays no other. An empty key, which turns
+// signing off, is refused on tcp unless Config.AllowUnsigned is set.
+//
 // A message whose signed header (msg_id, session, msg_type, date) the
 // kernel has already seen within Config.ReplayWindow (10 minutes by
 // default) is a replay: it is logged and dropped, so a copied, validly

@@ -63,6 +63,13 @@ type socket struct {
 	maxTopics     int           // WithMaxSubscriptions; 0 means none
 	held          atomic.Int32  // accepted connections in their handshake or in conns
 
+	// peerLog rate-limits logPeer.
+	peerLog struct {
+		sync.Mutex
+		last    time.Time
+		skipped int
+	}
+
 	mu    sync.RWMutex
 	conns []*Conn // ZMTP connections
 	r     rpool
@@ -279,6 +286,27 @@ func (sck *socket) accept() {
 	}
 }
 
+// logPeer logs line, about a peer's connection that failed or was refused,
+// at most once a second per socket, so that a peer that connects again and
+// again cannot flood the log; the next line logged says how many were left
+// out (patched for gotrain, see PATCHES.md).
+func (sck *socket) logPeer(line string) {
+	sck.peerLog.Lock()
+	now := time.Now()
+	if now.Sub(sck.peerLog.last) < time.Second {
+		sck.peerLog.skipped++
+		sck.peerLog.Unlock()
+		return
+	}
+	skipped := sck.peerLog.skipped
+	sck.peerLog.last, sck.peerLog.skipped = now, 0
+	sck.peerLog.Unlock()
+	if skipped > 0 {
+		line += fmt.Sprintf(" (%d more like it left out since the last such line)", skipped)
+	}
+	sck.log.Print(line)
+}
+
 // nconns returns how many connections the socket holds.
 func (sck *socket) nconns() int {
 	sck.mu.RLock()
@@ -294,7 +322,7 @@ func (sck *socket) open(conn net.Conn) {
 	if err != nil {
 		// FIXME(sbinet): maybe bubble up this error to application code?
 		if sck.ctx.Err() == nil {
-			sck.log.Printf("could not open a ZMTP connection with %q: %+v", sck.ep, err)
+			sck.logPeer(fmt.Sprintf("could not open a ZMTP connection with %q: %+v", sck.ep, err))
 		}
 		conn.Close()
 		sck.held.Add(-1)
@@ -415,7 +443,7 @@ func (sck *socket) addConn(c *Conn) {
 		id := c.Peer.Meta[sysSockID]
 		for _, o := range sck.conns {
 			if o.Peer.Meta[sysSockID] == id && !o.Closed() {
-				sck.log.Printf("refused a connection on %q: identity %q is already connected (one connection per identity)", sck.ep, id)
+				sck.logPeer(fmt.Sprintf("refused a connection on %q: identity %q is already connected (one connection per identity)", sck.ep, id))
 				c.Close()
 				sck.release(c)
 				return
