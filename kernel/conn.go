@@ -157,16 +157,17 @@ func (s *sockets) close() error {
 // kernel's memory or file descriptors. A request's frames are the routing
 // identities, the delimiter, the signature, four JSON parts and the
 // buffers of a comm message; its bytes are those of a cell or a comm's
-// payload. iopub and heartbeat peers send subscriptions and pings only.
+// payload (a browser's reach jupyter_server's websocket, which takes 10 MiB
+// by default). iopub and heartbeat peers send subscriptions and pings only.
 const (
-	maxRequestBytes  = 256 << 20
+	maxRequestBytes  = 64 << 20
 	maxRequestFrames = 1024
 	maxSmallBytes    = 64 << 10
 	maxSmallFrames   = 16
 	// maxPeers is per socket: a front end uses one connection per
 	// channel, so this is room for many clients at once, and five
 	// sockets' worth stay below the usual file limit of 1024.
-	maxPeers = 128
+	maxPeers = 64
 	// maxTopics is per iopub subscriber: Jupyter clients subscribe to
 	// everything, the empty topic.
 	maxTopics = 64

@@ -103,3 +103,10 @@
 // is waited for before Close returns. A Kernel must not be reused after it
 // is closed.
 package kernel
+
+// BUG(kernel): the limits on what a peer may send are per message and per
+// connection (issue 31), not for the kernel as a whole: peers that together
+// send 64 MiB requests on every connection of shell, control and stdin at
+// once make the kernel hold up to 3 x 64 x 64 MiB while it reads and drops
+// them. No key is needed to send them; the ipc transport keeps other users
+// from connecting at all.
