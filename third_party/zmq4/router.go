@@ -299,7 +299,7 @@ func (w *routerMWriter) write(ctx context.Context, msg Msg) error {
 	id := msg.Frames[0]
 	dmsg := NewMsgFrom(msg.Frames[1:]...)
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	var full *routerPeer
 	for _, p := range w.peers {
 		if !bytes.Equal(p.id, id) || p.conn.Closed() {
 			continue
@@ -307,12 +307,16 @@ func (w *routerMWriter) write(ctx context.Context, msg Msg) error {
 		p.pending.Add(1)
 		select {
 		case p.q <- dmsg:
-			return nil
 		default:
 			p.pending.Add(-1)
-			p.conn.Close()
-			return fmt.Errorf("zmq4: ROUTER peer %q does not read: its queue of %d messages is full; disconnected", id, routerQueueLen)
+			full = p
 		}
+		break
+	}
+	w.mu.Unlock()
+	if full != nil {
+		full.conn.Close()
+		return fmt.Errorf("zmq4: ROUTER peer %q does not read: its queue of %d messages is full; disconnected", id, routerQueueLen)
 	}
 	return nil
 }
