@@ -45,6 +45,21 @@ func ReadConnectionFile(path string) (ConnectionInfo, error) {
 	return ci, nil
 }
 
+// CheckConnectionFileMode returns an error saying so when the connection
+// file at path may be read by users other than its owner: its key lets
+// whoever reads it run code in the kernel. jupyter_client writes it 0600;
+// a kernel started on a file others can read should warn.
+func CheckConnectionFileMode(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("kernel: connection file: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o044 != 0 {
+		return fmt.Errorf("kernel: connection file %s is readable by others (mode %04o, want 0600): whoever reads its key can run code in this kernel", path, perm)
+	}
+	return nil
+}
+
 // validate reports the first field a kernel could not start with. The
 // messages omit the "kernel: " prefix; callers add it with context.
 func (ci *ConnectionInfo) validate() error {
@@ -136,6 +151,41 @@ func (s *sockets) close() error {
 	return first
 }
 
+// The limits on what one peer may make a socket hold (issue 31). Anyone
+// who can reach a port may connect, key or not, since messages are signed
+// but connections are not; these keep such a peer from exhausting the
+// kernel's memory or file descriptors. A request's frames are the routing
+// identities, the delimiter, the signature, four JSON parts and the
+// buffers of a comm message; its bytes are those of a cell or a comm's
+// payload (a browser's reach jupyter_server's websocket, which takes 10 MiB
+// by default). iopub and heartbeat peers send subscriptions and pings only.
+const (
+	maxRequestBytes  = 64 << 20
+	maxRequestFrames = 1024
+	maxSmallBytes    = 64 << 10
+	maxSmallFrames   = 16
+	// maxPeers is per socket: a front end uses one connection per
+	// channel, so this is room for many clients at once, and five
+	// sockets' worth stay below the usual file limit of 1024.
+	maxPeers = 64
+	// maxTopics is per iopub subscriber: Jupyter clients subscribe to
+	// everything, the empty topic.
+	maxTopics = 64
+)
+
+// peerLimits returns the zmq4 options bounding the peers of the channel
+// named name.
+func peerLimits(name string) []zmq4.Option {
+	opts := []zmq4.Option{zmq4.WithMaxConns(maxPeers)}
+	switch name {
+	case "shell", "control", "stdin":
+		return append(opts, zmq4.WithMaxMessageSize(maxRequestBytes), zmq4.WithMaxFrames(maxRequestFrames))
+	default:
+		return append(opts, zmq4.WithMaxMessageSize(maxSmallBytes), zmq4.WithMaxFrames(maxSmallFrames),
+			zmq4.WithMaxSubscriptions(maxTopics))
+	}
+}
+
 // bind creates and binds the five sockets, iopub with the queue policy
 // iopubQ; zmq4's own messages (a failed handshake) go to logger. A zero port in ci means "pick a free one"; the returned info has
 // the ports actually bound. On error, the sockets bound so far are closed.
@@ -165,7 +215,10 @@ func bind(ctx context.Context, ci ConnectionInfo, iopubQ zmq4.PubQueue, logger *
 	for _, sp := range specs {
 		// Every socket gets zmq4's handshake timeout (10 s): a TCP peer
 		// that never completes the ZMTP handshake blocks no other client.
-		opts := append([]zmq4.Option{zmq4.WithLogger(zlog)}, sp.opts...)
+		// And every socket bounds what a peer may send and how many peers
+		// it keeps (issue 31): see peerLimits.
+		opts := append([]zmq4.Option{zmq4.WithLogger(zlog)}, peerLimits(sp.name)...)
+		opts = append(opts, sp.opts...)
 		sock := sp.mk(ctx, opts...)
 		ep := ci.endpoint(*sp.port)
 		if err := sock.Listen(ep); err != nil {

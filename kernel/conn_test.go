@@ -1,6 +1,8 @@
 package kernel_test
 
 import (
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,8 +73,9 @@ func TestNewErrors(t *testing.T) {
 		{"nil executor", kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1"}}, nil, "kernel: new: nil Executor"},
 		{"unknown scheme", kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1", Key: "k", SignatureScheme: "rot13"}}, exec,
 			`kernel: new: unknown signature_scheme "rot13" (want "hmac-sha256")`},
-		{"unbindable address", kernel.Config{Connection: kernel.ConnectionInfo{IP: "203.0.113.1"}}, exec, "kernel: bind shell to tcp://203.0.113.1:0"},
-		{"history file in a missing directory", kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1"},
+		{"unbindable address", kernel.Config{Connection: kernel.ConnectionInfo{IP: "203.0.113.1", Key: "k", SignatureScheme: "hmac-sha256"}}, exec,
+			"kernel: bind shell to tcp://203.0.113.1:0"},
+		{"history file in a missing directory", kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1", Key: "k", SignatureScheme: "hmac-sha256"},
 			HistoryFile: filepath.Join(t.TempDir(), "no", "such", "dir")}, exec, "kernel: history file"},
 	}
 	for _, tt := range tests {
@@ -84,6 +87,65 @@ func TestNewErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("New error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestIssue31EmptyKey checks that an empty key, which turns message
+// authentication off, is refused on tcp unless asked for, and accepted on
+// ipc, whose socket files' permissions guard the kernel instead.
+func TestIssue31EmptyKey(t *testing.T) {
+	ipcDir := t.TempDir()
+	tests := []struct {
+		name    string
+		cfg     kernel.Config
+		wantErr string // empty: New succeeds
+	}{
+		{"tcp", kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1"}}, "the connection's key is empty"},
+		{"tcp, transport unset", kernel.Config{Connection: kernel.ConnectionInfo{Transport: "", IP: "127.0.0.1"}}, "the connection's key is empty"},
+		{"tcp allowed", kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1"}, AllowUnsigned: true}, ""},
+		{"ipc", kernel.Config{Connection: kernel.ConnectionInfo{Transport: "ipc", IP: filepath.Join(ipcDir, "k"),
+			ShellPort: 1, ControlPort: 2, StdinPort: 3, IOPubPort: 4, HBPort: 5}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			k, err := kernel.New(tt.cfg, newFakeExec())
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("New: %v, want success", err)
+				}
+				k.Close()
+				return
+			}
+			if err == nil {
+				k.Close()
+				t.Fatalf("New succeeded, want error %q", tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("New error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestIssue31ConnectionFileMode checks that a connection file others can
+// read is reported, and one only its owner reads is not.
+func TestIssue31ConnectionFileMode(t *testing.T) {
+	for _, tt := range []struct {
+		mode    os.FileMode
+		wantErr bool
+	}{{0o600, false}, {0o400, false}, {0o640, true}, {0o644, true}, {0o604, true}} {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "kernel.json")
+			if err := os.WriteFile(path, []byte("{}"), tt.mode); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(path, tt.mode) // past the umask
+			err := kernel.CheckConnectionFileMode(path)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("CheckConnectionFileMode(%v) = %v, want error %v", tt.mode, err, tt.wantErr)
 			}
 		})
 	}

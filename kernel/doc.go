@@ -58,6 +58,17 @@
 // A TCP peer that never completes the ZeroMQ handshake on any port is
 // disconnected after 10 seconds and blocks no other connection meanwhile.
 //
+// Anyone who can reach a port may connect without the key, so what one
+// peer can make the kernel hold is bounded (issue 31, peerLimits): a
+// request's bytes and frames, the connections per socket, the
+// subscriptions per iopub subscriber; a peer past a limit, or one that
+// sends malformed ZeroMQ, is disconnected and nothing else is affected. A
+// second connection with an identity already connected on shell, control
+// or stdin is refused, as libzmq does, so it cannot receive the first
+// one's replies; each client gets its replies from a queue of its own, so
+// one that stops reading delays no other. An empty key, which turns
+// signing off, is refused on tcp unless Config.AllowUnsigned is set.
+//
 // A message whose signed header (msg_id, session, msg_type, date) the
 // kernel has already seen within Config.ReplayWindow (10 minutes by
 // default) is a replay: it is logged and dropped, so a copied, validly
@@ -92,3 +103,10 @@
 // is waited for before Close returns. A Kernel must not be reused after it
 // is closed.
 package kernel
+
+// BUG(kernel): the limits on what a peer may send are per message and per
+// connection (issue 31), not for the kernel as a whole: peers that together
+// send 64 MiB requests on every connection of shell, control and stdin at
+// once make the kernel hold up to 3 x 64 x 64 MiB while it reads and drops
+// them. No key is needed to send them; the ipc transport keeps other users
+// from connecting at all.

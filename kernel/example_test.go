@@ -101,7 +101,7 @@ func ExampleKernel_Run() {
 // ExampleCommOpenFunc registers a comm target that answers each message.
 func ExampleCommOpenFunc() {
 	k, err := kernel.New(kernel.Config{
-		Connection: kernel.ConnectionInfo{IP: "127.0.0.1"},
+		Connection: kernel.ConnectionInfo{IP: "127.0.0.1", Key: "secret", SignatureScheme: "hmac-sha256"},
 		Logger:     slog.New(slog.DiscardHandler),
 		CommTargets: map[string]kernel.CommOpenFunc{
 			"progress": func(c *kernel.Comm, data map[string]any) {
@@ -137,7 +137,7 @@ func ExampleCommOpenFunc() {
 // library does, and sends on it.
 func ExampleKernel_OpenComm() {
 	k, err := kernel.New(kernel.Config{
-		Connection: kernel.ConnectionInfo{IP: "127.0.0.1"},
+		Connection: kernel.ConnectionInfo{IP: "127.0.0.1", Key: "secret", SignatureScheme: "hmac-sha256"},
 		Logger:     slog.New(slog.DiscardHandler),
 	}, shout{})
 	if err != nil {

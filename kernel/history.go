@@ -2,10 +2,13 @@ package kernel
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sync"
 	"unicode/utf8"
@@ -36,10 +39,16 @@ type history struct {
 	file    *os.File    // nil without a history file; guarded by mu
 }
 
+// maxHistoryLine is the longest history line read back; a longer one (a
+// cell that pasted a data set) is skipped, since a file that cannot be read
+// must not stop the kernel from starting (issue 31).
+const maxHistoryLine = 16 << 20
+
 // openHistory reads earlier sessions from path, if any, and opens it for
 // appending. This session's number is one more than the largest found. An
-// empty path keeps history in memory only.
-func openHistory(path string) (*history, error) {
+// empty path keeps history in memory only. Lines that are not entries, or
+// longer than maxHistoryLine, are skipped and counted in log.
+func openHistory(path string, log *slog.Logger) (*history, error) {
 	h := &history{session: 1}
 	if path == "" {
 		return h, nil
@@ -48,25 +57,34 @@ func openHistory(path string) (*history, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel: history file: %w", err)
 	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	maxSession := 0
-	for sc.Scan() {
+	r := bufio.NewReaderSize(f, 64<<10)
+	maxSession, long := 0, 0
+	for {
+		line, err := readHistoryLine(r, maxHistoryLine)
+		if errors.Is(err, errLineTooLong) {
+			long++
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			f.Close()
+			return nil, fmt.Errorf("kernel: history file %s: %w", path, err)
+		}
 		var e histEntry
 		// A torn last line (a crash mid-write) or a foreign line is skipped
 		// rather than refusing to start.
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Session <= 0 {
-			continue
+		if len(line) > 0 && json.Unmarshal(line, &e) == nil && e.Session > 0 {
+			maxSession = max(maxSession, e.Session)
+			h.entries = append(h.entries, e)
+			if len(h.entries) > 2*maxHistoryLoad {
+				h.entries = append(h.entries[:0], h.entries[len(h.entries)-maxHistoryLoad:]...)
+			}
 		}
-		maxSession = max(maxSession, e.Session)
-		h.entries = append(h.entries, e)
-		if len(h.entries) > 2*maxHistoryLoad {
-			h.entries = append(h.entries[:0], h.entries[len(h.entries)-maxHistoryLoad:]...)
+		if err != nil {
+			break
 		}
 	}
-	if err := sc.Err(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("kernel: history file %s: %w", path, err)
+	if long > 0 {
+		log.Warn("kernel: history file: skipped lines longer than the limit", "file", path, "lines", long, "limit_bytes", maxHistoryLine)
 	}
 	if len(h.entries) > maxHistoryLoad {
 		h.entries = h.entries[len(h.entries)-maxHistoryLoad:]
@@ -74,6 +92,38 @@ func openHistory(path string) (*history, error) {
 	h.session = maxSession + 1
 	h.file = f
 	return h, nil
+}
+
+// errLineTooLong is readHistoryLine's error for a line past its limit.
+var errLineTooLong = errors.New("kernel: history line too long")
+
+// readHistoryLine returns the next line of r without its newline. A line
+// longer than limit is read past and not kept: it returns errLineTooLong,
+// and the next call reads the line after it. At the end of r it returns
+// the last, unterminated, line with io.EOF.
+func readHistoryLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > limit+1 { // +1: the newline
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, errLineTooLong // at the end, the next call returns io.EOF
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
 }
 
 // add stores one input of this session and appends it to the file.

@@ -37,6 +37,12 @@ type Config struct {
 	// HistoryFile, when set, is a file the kernel appends each stored
 	// input to, one JSON object per line, and reads earlier sessions from.
 	HistoryFile string
+	// AllowUnsigned lets a connection with an empty key listen on tcp.
+	// With no key no message is authenticated, so anyone who can reach a
+	// port can run code as the kernel's user; on ipc the socket files'
+	// permissions guard it instead, and an empty key is accepted there
+	// without this.
+	AllowUnsigned bool
 	// Version is reported as implementation_version; empty means Version.
 	Version string
 	// Banner is shown by consoles at start-up; empty means a default.
@@ -137,7 +143,14 @@ func New(cfg Config, exec Executor) (*Kernel, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	hist, err := openHistory(cfg.HistoryFile)
+	if cfg.Connection.Key == "" && cfg.Connection.Transport != "ipc" {
+		if !cfg.AllowUnsigned {
+			return nil, errors.New("kernel: new: the connection's key is empty, so no message would be authenticated and anyone who can reach the tcp ports could run code; " +
+				"want a key, or the ipc transport, or an explicit --allow-unsigned")
+		}
+		logger.Warn("kernel: the connection's key is empty: messages are not authenticated, and anyone who can reach the kernel's tcp ports can run code", "ip", cfg.Connection.IP)
+	}
+	hist, err := openHistory(cfg.HistoryFile, logger)
 	if err != nil {
 		return nil, err
 	}

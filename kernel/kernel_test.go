@@ -670,6 +670,25 @@ func TestComm(t *testing.T) {
 	}
 }
 
+// TestIssue31LongHistoryLine checks that a history line over the 16 MiB
+// that are read back is skipped, with the lines around it kept, instead of
+// failing every later start with "token too long".
+func TestIssue31LongHistoryLine(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "history.jsonl")
+	long := `{"session":2,"line":1,"input":"` + strings.Repeat("x", 20<<20) + `"}`
+	body := `{"session":1,"line":1,"input":"before"}` + "\n" + long + "\n" + `{"session":1,"line":2,"input":"after"}` + "\n" + long
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, func(c *kernel.Config) { c.HistoryFile = file })
+	h.request(kt.Shell, "execute_request", obj{"code": "now"})
+	r, _ := h.request(kt.Shell, "history_request", obj{"hist_access_type": "tail", "n": 9})
+	want := []any{[]any{1.0, 1.0, "before"}, []any{1.0, 2.0, "after"}, []any{2.0, 1.0, "now"}}
+	if got := r.Content["history"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("history = %v, want %v", got, want)
+	}
+}
+
 func TestHistory(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "history.jsonl")
@@ -792,7 +811,7 @@ func TestHeartbeat(t *testing.T) {
 }
 
 func TestRunContextCancel(t *testing.T) {
-	k, err := kernel.New(kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1"}}, newFakeExec())
+	k, err := kernel.New(kernel.Config{Connection: kernel.ConnectionInfo{IP: "127.0.0.1", Key: testKey, SignatureScheme: "hmac-sha256"}}, newFakeExec())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@ package kernel_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -381,4 +383,50 @@ func statusesWithoutRequest(ms []*kt.Msg) string {
 		}
 	}
 	return strings.Join(bad, " ")
+}
+
+// TestIssue31PeerLimits checks that each port hangs up on a peer that, after
+// a well-formed handshake, announces a frame past the kernel's limits, and
+// that the kernel goes on serving its client.
+func TestIssue31PeerLimits(t *testing.T) {
+	h := start(t, nil)
+	ci := h.k.Connection()
+	greeting := append([]byte{0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 3, 0}, "NULL"...)
+	greeting = append(greeting, make([]byte, 64-len(greeting))...)
+	ready := func(sockType string) []byte {
+		body := append([]byte{5}, "READY"...)
+		body = append(body, 11)
+		body = append(body, "Socket-Type"...)
+		body = binary.BigEndian.AppendUint32(body, uint32(len(sockType)))
+		body = append(body, sockType...)
+		return append([]byte{0x4, byte(len(body))}, body...)
+	}
+	huge := []byte{0x2, 0, 0, 0x40, 0, 0, 0, 0, 0} // a frame of 2^46 bytes
+	ports := []struct {
+		name     string
+		port     int
+		sockType string
+	}{
+		{"shell", ci.ShellPort, "DEALER"}, {"control", ci.ControlPort, "DEALER"}, {"stdin", ci.StdinPort, "DEALER"},
+		{"iopub", ci.IOPubPort, "SUB"}, {"heartbeat", ci.HBPort, "REQ"},
+	}
+	for _, p := range ports {
+		t.Run(p.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", net.JoinHostPort(ci.IP, strconv.Itoa(p.port)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Write(append(append(greeting, ready(p.sockType)...), huge...)); err != nil {
+				t.Fatal(err)
+			}
+			c.SetReadDeadline(time.Now().Add(wait))
+			if _, err := io.Copy(io.Discard, c); err != nil {
+				t.Fatalf("the kernel did not hang up on a frame of 2^46 bytes: %v", err)
+			}
+			if r, _ := h.request(kt.Shell, "kernel_info_request", nil); r.Type() != "kernel_info_reply" {
+				t.Errorf("next reply %s", r.Type())
+			}
+		})
+	}
 }

@@ -35,6 +35,7 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	memLimit := fs.String("memory-limit", "", "the workers' memory limit, such as `8GiB` (default none); %limit changes it")
 	workers := fs.Int("workers", 1, "run every cell on `N` worker processes of strategy.NewMultiWorkerMirrored (%workers changes it)")
+	allowUnsigned := fs.Bool("allow-unsigned", false, "accept a connection file with an empty key on tcp: messages are then not authenticated, and anyone who can reach the ports can run code")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +55,9 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// The workers are this binary, and their cells are built on its runtime.
 	logger.Info("gotrain: starting", "version", version, "runtime", cells.Runtime())
+	if err := kernel.CheckConnectionFileMode(fs.Arg(0)); err != nil {
+		logger.Warn("gotrain: " + err.Error())
+	}
 
 	exe, err := os.Executable()
 	if err != nil {
@@ -73,10 +77,11 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	defer sess.Close()
 
 	k, err := kernel.New(kernel.Config{
-		Connection:  info,
-		Logger:      logger,
-		HistoryFile: historyFile(logger),
-		Version:     version,
+		Connection:    info,
+		Logger:        logger,
+		HistoryFile:   historyFile(logger),
+		Version:       version,
+		AllowUnsigned: *allowUnsigned,
 	}, sess)
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import unittest
 
 import zmq
 from jupyter_client.manager import start_new_kernel
+from jupyter_client.session import Session
 
 TIMEOUT = 60
 
@@ -78,9 +79,16 @@ class Wire(unittest.TestCase):
         results = [m["content"]["data"]["text/plain"] for m in reply["outputs"] if m["msg_type"] == "execute_result"]
         self.assertEqual(results, ["42"])
 
+    def other_client(self):
+        """Another client, with a session, so an identity, of its own: km.client()
+        reuses the manager's session, and the kernel, as libzmq's ROUTER does, refuses
+        a second connection with an identity already connected (issue 31)."""
+        return self.km.client(session=Session(key=self.km.session.key,
+                                              signature_scheme=self.km.session.signature_scheme))
+
     def new_client(self):
         """A second client, connected after the fault, and ready."""
-        kc = self.km.client()
+        kc = self.other_client()
         kc.start_channels()
         self.addCleanup(kc.stop_channels)
         kc.wait_for_ready(timeout=TIMEOUT)
@@ -117,7 +125,7 @@ class Wire(unittest.TestCase):
                 self.assertEqual(reply["content"]["supported_features"], [])
 
     def test_iopub_welcome(self):
-        kc = self.km.client()
+        kc = self.other_client()
         kc.start_channels()
         self.addCleanup(kc.stop_channels)
         msg = self.wait_for_welcome(kc, time.monotonic() + TIMEOUT)
@@ -133,7 +141,7 @@ class Wire(unittest.TestCase):
         # kernel_info_request and not yet the idle (tests/lab/README.md).
         # The late subscriber gets its reply and, after its iopub_welcome,
         # the idle of that request; JupyterLab waits for that idle.
-        late = self.km.client()
+        late = self.other_client()
         late.start_channels(iopub=False, stdin=False, hb=False, control=False)
         self.addCleanup(late.stop_channels)
         first = late.kernel_info()

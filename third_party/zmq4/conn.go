@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,31 @@ type Conn struct {
 
 	closed         int32
 	onCloseErrorCB func(c *Conn)
+
+	// What read accepts from the peer, set by the socket before the
+	// connection's reader starts and never changed after (patched for
+	// gotrain, see PATCHES.md). Zero means no limit; during the handshake
+	// read applies handshakeMaxBytes and handshakeMaxFrames instead.
+	maxMsgSize  int64 // bytes in one message, all frames together
+	maxFrames   int   // frames in one message
+	maxTopics   int   // subscriptions a PUB or XPUB keeps for this peer
+	handshaking bool  // set by Open until the handshake is over
+	held        bool  // accepted: counted in socket.held until released; guarded by the socket's mu
 }
+
+// The limits on what a peer may send before the handshake is over: a
+// greeting's commands are a few hundred bytes (patched for gotrain, see
+// PATCHES.md).
+const (
+	handshakeMaxBytes  = 64 << 10
+	handshakeMaxFrames = 16
+)
+
+// ErrTooLarge is the error of a read that a peer's message would take past
+// the connection's limits on bytes or frames (WithMaxMessageSize,
+// WithMaxFrames); the connection is then closed. (Patched for gotrain, see
+// PATCHES.md.)
+var ErrTooLarge = errors.New("zmq4: message too large")
 
 func (c *Conn) Close() error {
 	return c.rw.Close()
@@ -87,12 +112,26 @@ func Open(rw net.Conn, sec Security, sockType SocketType, sockID SocketIdentity,
 	conn.Meta[sysSockID] = conn.id.String()
 	conn.Peer.Meta = make(Metadata)
 
-	err := conn.init(sec)
+	conn.handshaking = true
+	err := conn.initSafe(sec)
+	conn.handshaking = false
 	if err != nil {
 		return nil, fmt.Errorf("zmq4: could not initialize ZMTP connection: %w", err)
 	}
 
 	return conn, nil
+}
+
+// initSafe runs init, turning a panic into an error, so a peer that finds a
+// bug in the handshake ends its own connection and nothing else (patched for
+// gotrain, see PATCHES.md).
+func (conn *Conn) initSafe(sec Security) (err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			err = fmt.Errorf("zmq4: panic in the handshake (a zmq4 bug): %v", e)
+		}
+	}()
+	return conn.init(sec)
 }
 
 // init performs a ZMTP handshake over an io.ReadWriter
@@ -109,8 +148,11 @@ func (conn *Conn) init(sec Security) error {
 		return fmt.Errorf("zmq4: could not perform security handshake: %w", err)
 	}
 
+	// Asked of our own type, which is known: IsCompatible panics on an
+	// unknown receiver, and the peer's type is whatever it sent (patched
+	// for gotrain, see PATCHES.md).
 	peer := SocketType(conn.Peer.Meta[sysSockType])
-	if !peer.IsCompatible(conn.typ) {
+	if !conn.typ.IsCompatible(peer) {
 		return fmt.Errorf("zmq4: peer=%q not compatible with %q", peer, conn.typ)
 	}
 
@@ -366,18 +408,39 @@ func (c *Conn) send(isCommand bool, body []byte, flag byte) error {
 	return nil
 }
 
-// read returns the isCommand flag, the body of the message, and optionally an error
-func (c *Conn) read() Msg {
+// read reads one message, command or not, from the peer. Every length is
+// the peer's word: read refuses a message that would pass the connection's
+// limits on bytes or frames before reading it, and reads a frame's body as
+// it arrives rather than allocating the announced length up front, so a
+// frame header announcing 2^62 bytes costs nothing (patched for gotrain, see
+// PATCHES.md). A panic while reading becomes the message's error and closes
+// this connection only.
+func (c *Conn) read() (msg Msg) {
+	defer func() {
+		if e := recover(); e != nil {
+			msg = Msg{err: fmt.Errorf("zmq4: panic reading a message (a zmq4 bug): %v", e)}
+			c.abort()
+		}
+	}()
 	var (
 		header  [2]byte
 		longHdr [8]byte
-		msg     Msg
 
 		hasMore = true
 		isCmd   = false
+		total   int64 // bytes of the frames read so far
 	)
+	maxSize, maxFrames := c.maxMsgSize, c.maxFrames
+	if c.handshaking {
+		maxSize, maxFrames = handshakeMaxBytes, handshakeMaxFrames
+	}
 
 	for hasMore {
+		if maxFrames > 0 && len(msg.Frames) >= maxFrames {
+			msg.err = fmt.Errorf("%w: more than %d frames", ErrTooLarge, maxFrames)
+			c.abort()
+			return msg
+		}
 
 		// Read out the header
 		_, msg.err = io.ReadFull(c.rw, header[:])
@@ -410,11 +473,19 @@ func (c *Conn) read() Msg {
 
 		if size > uint64(maxInt64) {
 			msg.err = errOverflow
+			c.abort()
 			return msg
 		}
+		if maxSize > 0 && size > uint64(maxSize-total) {
+			msg.err = fmt.Errorf("%w: a frame of %d bytes after %d in %d frames, want at most %d bytes in all",
+				ErrTooLarge, size, total, len(msg.Frames), maxSize)
+			c.abort()
+			return msg
+		}
+		total += int64(size)
 
-		body := make([]byte, size)
-		_, msg.err = io.ReadFull(c.rw, body)
+		var body []byte
+		body, msg.err = readBody(c.rw, int64(size))
 		if msg.err != nil {
 			c.checkIO(msg.err)
 			return msg
@@ -439,17 +510,62 @@ func (c *Conn) read() Msg {
 	return msg
 }
 
+// abort closes a connection whose peer broke the protocol and marks it
+// closed, so its socket forgets it (a reader's error alone closed the
+// connection but left it in the socket's list).
+func (c *Conn) abort() {
+	c.rw.Close()
+	c.SetClosed()
+}
+
+// readChunk is the most readBody allocates before the bytes are there.
+const readChunk = 64 << 10
+
+// readBody reads a frame body of size bytes from r. A body larger than
+// readChunk grows as its bytes arrive, doubling, so memory follows what the
+// peer has sent rather than what it announced.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	if size <= readChunk {
+		body := make([]byte, size)
+		_, err := io.ReadFull(r, body)
+		return body, err
+	}
+	body := make([]byte, 0, readChunk)
+	for int64(len(body)) < size {
+		if len(body) == cap(body) {
+			body = slices.Grow(body, int(min(int64(cap(body)), size-int64(len(body)))))
+		}
+		window := body[len(body):int(min(int64(cap(body)), size))]
+		n, err := io.ReadFull(r, window)
+		body = body[:len(body)+n]
+		if err != nil {
+			return body, err
+		}
+	}
+	return body, nil
+}
+
+// subscribe applies a subscription message. A new topic past the
+// connection's maxTopics is ignored, so a subscriber cannot grow the
+// socket's memory and the cost of each send without bound (patched for
+// gotrain, see PATCHES.md); an empty message is ignored.
 func (conn *Conn) subscribe(msg Msg) {
+	if len(msg.Frames) == 0 || len(msg.Frames[0]) == 0 {
+		return
+	}
 	conn.mu.Lock()
+	defer conn.mu.Unlock()
 	v := msg.Frames[0]
 	k := string(v[1:])
 	switch v[0] {
 	case 0:
 		delete(conn.topics, k)
 	case 1:
+		if _, ok := conn.topics[k]; !ok && conn.maxTopics > 0 && len(conn.topics) >= conn.maxTopics {
+			return
+		}
 		conn.topics[k] = struct{}{}
 	}
-	conn.mu.Unlock()
 }
 
 func (conn *Conn) subscribed(topic string) bool {

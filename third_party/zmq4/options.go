@@ -61,6 +61,44 @@ func WithHandshakeTimeout(timeout time.Duration) Option {
 	}
 }
 
+// WithMaxMessageSize sets the most bytes, all frames together, a message
+// read from a peer may hold, as libzmq's ZMQ_MAXMSGSIZE; a peer that
+// announces a larger one is disconnected before its body is read. Zero or
+// less means no limit, the default. (Patched for gotrain, see PATCHES.md.)
+func WithMaxMessageSize(n int64) Option {
+	return func(s *socket) {
+		s.maxMsgSize = max(n, 0)
+	}
+}
+
+// WithMaxFrames sets the most frames a message read from a peer may hold; a
+// peer that sends more is disconnected. Zero means no limit, the default.
+// (Patched for gotrain, see PATCHES.md.)
+func WithMaxFrames(n int) Option {
+	return func(s *socket) {
+		s.maxFrames = max(n, 0)
+	}
+}
+
+// WithMaxConns sets the most connections a listening socket keeps, those
+// still in their handshake included; a connection accepted past it is
+// closed at once. Zero means no limit, the default. (Patched for gotrain,
+// see PATCHES.md.)
+func WithMaxConns(n int) Option {
+	return func(s *socket) {
+		s.maxConns = max(n, 0)
+	}
+}
+
+// WithMaxSubscriptions sets the most topics a PUB or XPUB socket keeps for
+// one subscriber; further subscriptions from it are ignored. Zero means no
+// limit, the default. (Patched for gotrain, see PATCHES.md.)
+func WithMaxSubscriptions(n int) Option {
+	return func(s *socket) {
+		s.maxTopics = max(n, 0)
+	}
+}
+
 // WithLogger sets a dedicated log.Logger for the socket.
 func WithLogger(msg *log.Logger) Option {
 	return func(s *socket) {

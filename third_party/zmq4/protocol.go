@@ -239,10 +239,18 @@ func (prop Property) Read(data []byte) (n int, err error) {
 	return n, io.EOF
 }
 
+// Write decodes one property from the front of data and returns how many
+// bytes it used. Every length is checked against what data holds, so a
+// peer's READY metadata can make it fail but never panic (patched for
+// gotrain, see PATCHES.md: upstream read a key length byte from an empty
+// slice and sliced past the end on a short one).
 func (prop *Property) Write(data []byte) (n int, err error) {
+	if len(data) < 1 {
+		return 0, io.ErrUnexpectedEOF
+	}
 	klen := int(data[n])
 	n++
-	if klen > len(data) {
+	if len(data)-n < klen+4 {
 		return n, io.ErrUnexpectedEOF
 	}
 
@@ -251,15 +259,11 @@ func (prop *Property) Write(data []byte) (n int, err error) {
 
 	v := binary.BigEndian.Uint32(data[n : n+4])
 	n += 4
-	if uint64(v) > uint64(maxInt) {
-		return n, errOverflow
-	}
-
-	vlen := int(v)
-	if n+vlen > len(data) {
+	if uint64(v) > uint64(len(data)-n) {
 		return n, io.ErrUnexpectedEOF
 	}
 
+	vlen := int(v)
 	prop.V = string(data[n : n+vlen])
 	n += vlen
 	return n, nil

@@ -7,10 +7,12 @@ package zmq4
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"sync"
-
-	"golang.org/x/sync/errgroup"
+	"sync/atomic"
+	"time"
 )
 
 // NewRouter returns a new ROUTER ZeroMQ socket.
@@ -28,8 +30,15 @@ type routerSocket struct {
 }
 
 // Close closes the open Socket
+// It first waits up to routerLinger for the messages already queued to go
+// out, then closes every connection and stops each peer's sending
+// goroutine.
 func (router *routerSocket) Close() error {
-	return router.sck.Close()
+	w := router.sck.w.(*routerMWriter)
+	w.flush(routerLinger)
+	err := router.sck.Close()
+	w.Close()
+	return err
 }
 
 // Send puts the message on the outbound send queue.
@@ -172,11 +181,38 @@ func (q *routerQReader) listen(ctx context.Context, r *Conn) {
 	}
 }
 
+// routerMWriter sends a ROUTER socket's messages, each to the one peer its
+// first frame names. Each peer has its own bounded queue and sending
+// goroutine, so Send never waits on a peer's network write and a peer that
+// does not read delays nobody else (patched for gotrain, see PATCHES.md:
+// upstream wrote to the peer while holding the writer's lock, so one peer
+// that never read stopped every send of the socket).
 type routerMWriter struct {
-	ctx context.Context
-	mu  sync.Mutex
-	ws  []*Conn
-	sem *semaphore
+	ctx   context.Context
+	mu    sync.Mutex
+	peers []*routerPeer // guarded by mu
+	sem   *semaphore
+	wg    sync.WaitGroup // one per routerPeer.run
+}
+
+// routerQueueLen is how many messages a ROUTER peer's queue holds, as
+// libzmq's default SNDHWM. A peer whose queue is full when a message comes
+// is disconnected: it has stopped reading.
+const routerQueueLen = 1000
+
+// routerLinger bounds how long Close waits for the queued messages to go
+// out, so that a reply sent just before Close (a kernel's shutdown_reply)
+// still reaches its peer.
+const routerLinger = time.Second
+
+// routerPeer is one peer of a ROUTER socket: its queue and the goroutine
+// that sends from it.
+type routerPeer struct {
+	conn    *Conn
+	id      []byte
+	q       chan Msg
+	pending atomic.Int64  // messages queued or being sent
+	stop    chan struct{} // closed once, by rmConn or Close
 }
 
 func newRouterMWriter(ctx context.Context) *routerMWriter {
@@ -186,62 +222,124 @@ func newRouterMWriter(ctx context.Context) *routerMWriter {
 	}
 }
 
+// Close stops every peer's sending goroutine, closing its connection, and
+// waits for them.
 func (w *routerMWriter) Close() error {
 	w.mu.Lock()
-	var err error
-	for _, ww := range w.ws {
-		e := ww.Close()
-		if e != nil && err == nil {
-			err = e
-		}
-	}
-	w.ws = nil
+	peers := w.peers
+	w.peers = nil
 	w.mu.Unlock()
-	return err
+	for _, p := range peers {
+		close(p.stop)
+		p.conn.Close()
+	}
+	w.wg.Wait()
+	return nil
+}
+
+// flush waits until every peer's queue is empty or d has passed.
+func (w *routerMWriter) flush(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		w.mu.Lock()
+		busy := false
+		for _, p := range w.peers {
+			if p.pending.Load() > 0 && !p.conn.Closed() {
+				busy = true
+				break
+			}
+		}
+		w.mu.Unlock()
+		if !busy {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func (mw *routerMWriter) addConn(w *Conn) {
+	p := &routerPeer{
+		conn: w,
+		id:   []byte(w.Peer.Meta[sysSockID]),
+		q:    make(chan Msg, routerQueueLen),
+		stop: make(chan struct{}),
+	}
 	mw.mu.Lock()
 	mw.sem.enable()
-	mw.ws = append(mw.ws, w)
+	mw.peers = append(mw.peers, p)
+	mw.wg.Add(1)
 	mw.mu.Unlock()
+	go func() {
+		defer mw.wg.Done()
+		p.run()
+	}()
 }
 
 func (mw *routerMWriter) rmConn(w *Conn) {
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
-
-	cur := -1
-	for i := range mw.ws {
-		if mw.ws[i] == w {
-			cur = i
-			break
+	for i, p := range mw.peers {
+		if p.conn == w {
+			mw.peers = append(mw.peers[:i], mw.peers[i+1:]...)
+			close(p.stop)
+			return
 		}
-	}
-	if cur >= 0 {
-		mw.ws = append(mw.ws[:cur], mw.ws[cur+1:]...)
 	}
 }
 
+// write queues msg, whose first frame is the identity of the peer it goes
+// to, for that peer. A message for no connected peer is dropped, as
+// libzmq's ROUTER does. A peer whose queue is full is disconnected and the
+// message dropped, with an error.
 func (w *routerMWriter) write(ctx context.Context, msg Msg) error {
 	w.sem.lock(ctx)
-	grp, _ := errgroup.WithContext(ctx)
-	w.mu.Lock()
+	if len(msg.Frames) == 0 {
+		return errors.New("zmq4: a ROUTER message needs a first frame naming its peer")
+	}
 	id := msg.Frames[0]
 	dmsg := NewMsgFrom(msg.Frames[1:]...)
-	for i := range w.ws {
-		ww := w.ws[i]
-		pid := []byte(ww.Peer.Meta[sysSockID])
-		if !bytes.Equal(pid, id) {
+	w.mu.Lock()
+	var full *routerPeer
+	for _, p := range w.peers {
+		if !bytes.Equal(p.id, id) || p.conn.Closed() {
 			continue
 		}
-		grp.Go(func() error {
-			return ww.SendMsg(dmsg)
-		})
+		p.pending.Add(1)
+		select {
+		case p.q <- dmsg:
+		default:
+			p.pending.Add(-1)
+			full = p
+		}
+		break
 	}
-	err := grp.Wait()
 	w.mu.Unlock()
-	return err
+	if full != nil {
+		full.conn.Close()
+		return fmt.Errorf("zmq4: ROUTER peer %q does not read: its queue of %d messages is full; disconnected", id, routerQueueLen)
+	}
+	return nil
+}
+
+// run sends the peer's queued messages until stop is closed. After a
+// failed send it closes the connection and drops what comes next; the
+// connection's reader then sees it closed, and the socket removes it.
+func (p *routerPeer) run() {
+	failed := false
+	for {
+		select {
+		case <-p.stop:
+			return
+		case m := <-p.q:
+			if !failed {
+				if err := p.conn.SendMsg(m); err != nil {
+					failed = true
+					p.conn.Close()
+				}
+			}
+			p.pending.Add(-1)
+		}
+	}
 }
 
 var (

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,14 @@ const (
 	// defaultHandshakeTimeout bounds the ZMTP greeting and handshake of a
 	// new connection (patched for gotrain, see PATCHES.md).
 	defaultHandshakeTimeout = 10 * time.Second
+
+	// An accept that fails (too many open files, most often) is retried
+	// after a pause that starts at acceptBackoffMin and doubles up to
+	// acceptBackoffMax, and starts over after a success (patched for
+	// gotrain, see PATCHES.md: upstream retried at once, spinning a core
+	// for as long as the process had no file descriptor left).
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
 )
 
 var (
@@ -48,6 +57,18 @@ type socket struct {
 	handshake     time.Duration // ZMTP handshake timeout; 0 means none
 	pubq          PubQueue      // PUB and XPUB subscriber queues
 	xpubManual    bool          // XPUB: subscriptions wait for ApplySubscription
+	maxMsgSize    int64         // WithMaxMessageSize; 0 means none
+	maxFrames     int           // WithMaxFrames; 0 means none
+	maxConns      int           // WithMaxConns; 0 means none
+	maxTopics     int           // WithMaxSubscriptions; 0 means none
+	held          atomic.Int32  // accepted connections in their handshake or in conns
+
+	// peerLog rate-limits logPeer.
+	peerLog struct {
+		sync.Mutex
+		last    time.Time
+		skipped int
+	}
 
 	mu    sync.RWMutex
 	conns []*Conn // ZMTP connections
@@ -220,24 +241,77 @@ func (sck *socket) Listen(endpoint string) error {
 func (sck *socket) accept() {
 	ctx, cancel := context.WithCancel(sck.ctx)
 	defer cancel()
+	var backoff time.Duration
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		default:
-			conn, err := sck.listener.Accept()
-			if err != nil {
-				// FIXME(sbinet): maybe bubble up this error to application code?
-				//sck.log.Printf("error accepting connection from %q: %+v", sck.ep, err)
-				continue
+		conn, err := sck.listener.Accept()
+		if ctx.Err() != nil {
+			if conn != nil {
+				conn.Close()
 			}
-
-			// Each handshake runs on its own goroutine, under a deadline, so
-			// that a peer that never completes it cannot hold up the
-			// connections accepted after it (upstream issue #131).
-			go sck.open(conn)
+			return
 		}
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if backoff == 0 {
+				backoff = acceptBackoffMin
+				sck.log.Printf("could not accept a connection on %q, retrying with a back-off: %+v", sck.ep, err)
+			} else {
+				backoff = min(2*backoff, acceptBackoffMax)
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		backoff = 0
+
+		if sck.maxConns > 0 && int(sck.held.Load()) >= sck.maxConns {
+			// Refused before any byte is read, so a flood of connections
+			// costs an accept and a close each.
+			conn.Close()
+			continue
+		}
+
+		// Each handshake runs on its own goroutine, under a deadline, so
+		// that a peer that never completes it cannot hold up the
+		// connections accepted after it (upstream issue #131).
+		sck.held.Add(1)
+		go sck.open(conn)
 	}
+}
+
+// logPeer logs line, about a peer's connection that failed or was refused,
+// at most once a second per socket, so that a peer that connects again and
+// again cannot flood the log; the next line logged says how many were left
+// out (patched for gotrain, see PATCHES.md).
+func (sck *socket) logPeer(line string) {
+	sck.peerLog.Lock()
+	now := time.Now()
+	if now.Sub(sck.peerLog.last) < time.Second {
+		sck.peerLog.skipped++
+		sck.peerLog.Unlock()
+		return
+	}
+	skipped := sck.peerLog.skipped
+	sck.peerLog.last, sck.peerLog.skipped = now, 0
+	sck.peerLog.Unlock()
+	if skipped > 0 {
+		line += fmt.Sprintf(" (%d more like it left out since the last such line)", skipped)
+	}
+	sck.log.Print(line)
+}
+
+// nconns returns how many connections the socket holds.
+func (sck *socket) nconns() int {
+	sck.mu.RLock()
+	defer sck.mu.RUnlock()
+	return len(sck.conns)
 }
 
 // open performs the ZMTP handshake on an accepted connection and adds it to
@@ -248,9 +322,10 @@ func (sck *socket) open(conn net.Conn) {
 	if err != nil {
 		// FIXME(sbinet): maybe bubble up this error to application code?
 		if sck.ctx.Err() == nil {
-			sck.log.Printf("could not open a ZMTP connection with %q: %+v", sck.ep, err)
+			sck.logPeer(fmt.Sprintf("could not open a ZMTP connection with %q: %+v", sck.ep, err))
 		}
 		conn.Close()
+		sck.held.Add(-1)
 		return
 	}
 	sck.addConn(zconn)
@@ -284,6 +359,10 @@ func (sck *socket) handshakeConn(conn net.Conn, server bool) (*Conn, error) {
 			return nil, fmt.Errorf("zmq4: could not clear handshake deadline: %w", err)
 		}
 	}
+	zconn.maxMsgSize = sck.maxMsgSize
+	zconn.maxFrames = sck.maxFrames
+	zconn.maxTopics = sck.maxTopics
+	zconn.held = server
 	return zconn, nil
 }
 
@@ -345,9 +424,9 @@ func (sck *socket) addConn(c *Conn) {
 	if sck.ctx.Err() != nil {
 		// The socket closed while this connection was being opened.
 		c.Close()
+		sck.release(c)
 		return
 	}
-	sck.conns = append(sck.conns, c)
 	if len(c.Peer.Meta[sysSockID]) == 0 {
 		switch c.typ {
 		case Router: // TODO: STREAM type when implemented
@@ -356,6 +435,22 @@ func (sck *socket) addConn(c *Conn) {
 			c.Peer.Meta[sysSockID] = newUUID()
 		}
 	}
+	if c.typ == Router {
+		// One live connection per identity, as libzmq's ROUTER with
+		// ROUTER_HANDOVER off: a second peer that claims an identity in use
+		// is refused, so it cannot receive the first one's messages
+		// (patched for gotrain, see PATCHES.md).
+		id := c.Peer.Meta[sysSockID]
+		for _, o := range sck.conns {
+			if o.Peer.Meta[sysSockID] == id && !o.Closed() {
+				sck.logPeer(fmt.Sprintf("refused a connection on %q: identity %q is already connected (one connection per identity)", sck.ep, id))
+				c.Close()
+				sck.release(c)
+				return
+			}
+		}
+	}
+	sck.conns = append(sck.conns, c)
 	if sck.w != nil {
 		sck.w.addConn(c)
 	}
@@ -387,11 +482,21 @@ func (sck *socket) rmConn(c *Conn) {
 	}
 
 	sck.conns = append(sck.conns[:cur], sck.conns[cur+1:]...)
+	sck.release(c)
 	if sck.r != nil {
 		sck.r.rmConn(c)
 	}
 	if sck.w != nil {
 		sck.w.rmConn(c)
+	}
+}
+
+// release stops counting c against WithMaxConns, once: c was accepted,
+// and has been refused or removed.
+func (sck *socket) release(c *Conn) {
+	if c.held {
+		c.held = false
+		sck.held.Add(-1)
 	}
 }
 

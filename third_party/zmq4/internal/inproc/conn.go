@@ -73,21 +73,33 @@ func (c *conn) read(data []byte) (int, error) {
 	case isClosedChan(c.localDone):
 		return 0, io.ErrClosedPipe
 	case isClosedChan(c.remoteDone):
-		return 0, io.EOF
+		// What the peer wrote before it closed is still read: the pipe is
+		// buffered, so its Write returned before this Read (patched for
+		// gotrain, see PATCHES.md).
+		select {
+		case bw := <-c.r:
+			return c.copyOut(data, bw)
+		default:
+			return 0, io.EOF
+		}
 	case isClosedChan(c.rdeadline.wait()):
 		return 0, timeoutError{}
 	}
 
 	select {
 	case bw := <-c.r:
-		nr := copy(data, bw)
-		if len(data) < len(bw) {
-			return nr, io.ErrShortBuffer
-		}
-		return nr, nil
+		return c.copyOut(data, bw)
 	case <-c.rdeadline.wait():
 		return 0, timeoutError{}
 	}
+}
+
+func (c *conn) copyOut(data, bw []byte) (int, error) {
+	nr := copy(data, bw)
+	if len(data) < len(bw) {
+		return nr, io.ErrShortBuffer
+	}
+	return nr, nil
 }
 
 func (c *conn) LocalAddr() net.Addr  { return c.addr }
