@@ -291,12 +291,25 @@ func readCheckpointFor(path string, vars []*Variable) ([]CheckpointEntry, error)
 	if s == nil {
 		return ReadCheckpointIndex(path)
 	}
+	b, err := fromChief(s, path, func(doing string, err error) error { return checkpointIOError(path, doing, err) },
+		func(msg string) error { return &wrapCheckpoint{msg: msg, err: errors.New(msg)} })
+	if err != nil {
+		return nil, err
+	}
+	return parseCheckpoint(path, b)
+}
+
+// fromChief returns the bytes of the file at path as worker 0 of s read
+// them, sent to every worker. ioErr makes the error of a failed read or
+// receive; the error worker 0 met reading comes back to the others through
+// remote.
+func fromChief(s *strategy.Mirrored, path string, ioErr func(doing string, err error) error, remote func(msg string) error) ([]byte, error) {
 	// One status byte (0: the file follows; 1: worker 0's error follows).
 	var msg []byte
 	if s.WorkerID() == 0 {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			msg = append([]byte{1}, checkpointIOError(path, "read", err).Error()...)
+			msg = append([]byte{1}, ioErr("read", err).Error()...)
 		} else {
 			msg = append([]byte{0}, b...)
 		}
@@ -304,13 +317,13 @@ func readCheckpointFor(path string, vars []*Variable) ([]CheckpointEntry, error)
 	shared, err := s.BroadcastFromChief(msg)
 	switch {
 	case err != nil:
-		return nil, checkpointIOError(path, "receive from worker 0", err)
+		return nil, ioErr("receive from worker 0", err)
 	case len(shared) == 0:
-		return nil, checkpointError(path, "worker 0 sent nothing")
+		return nil, ioErr("receive from worker 0", errors.New("worker 0 sent nothing"))
 	case shared[0] == 1:
-		return nil, &wrapCheckpoint{msg: string(shared[1:]), err: errors.New(string(shared[1:]))}
+		return nil, remote(string(shared[1:]))
 	}
-	return parseCheckpoint(path, shared[1:])
+	return shared[1:], nil
 }
 
 // parseCheckpoint checks the structure before the checksum, so a truncated

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -195,26 +194,12 @@ func readSafetensorsFor(path string, vars []*Variable) ([]SafetensorsEntry, erro
 		entries, _, err := ReadSafetensors(path)
 		return entries, err
 	}
-	// One status byte (0: the file follows; 1: worker 0's error follows).
-	var msg []byte
-	if s.WorkerID() == 0 {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			msg = append([]byte{1}, safetensorsIOError(path, "read", err).Error()...)
-		} else {
-			msg = append([]byte{0}, b...)
-		}
+	b, err := fromChief(s, path, func(doing string, err error) error { return safetensorsIOError(path, doing, err) },
+		func(msg string) error { return &wrapError{msg: msg, errs: []error{ErrSafetensors, errors.New(msg)}} })
+	if err != nil {
+		return nil, err
 	}
-	shared, err := s.BroadcastFromChief(msg)
-	switch {
-	case err != nil:
-		return nil, safetensorsIOError(path, "receive from worker 0", err)
-	case len(shared) == 0:
-		return nil, safetensorsError(path, "worker 0 sent nothing")
-	case shared[0] == 1:
-		return nil, &wrapError{msg: string(shared[1:]), errs: []error{ErrSafetensors, errors.New(string(shared[1:]))}}
-	}
-	entries, _, err := parseSafetensors(path, shared[1:])
+	entries, _, err := parseSafetensors(path, b)
 	return entries, err
 }
 
