@@ -135,6 +135,14 @@ func TestIssue30NewType(t *testing.T) {
 			{code: "fmt.Println(model.Call(1))", err: "model keeps the old Block"},
 			{code: "g := &GPT{[]*Block{{5}}}", err: "GPT keeps the old Block"},
 		}},
+		// A generic type's method has no slot: declared again, it makes the
+		// type new.
+		{"a method of a generic type", []cell{
+			{code: "import \"fmt\"\ntype Stack[E any] struct{ items []E }\nfunc (s *Stack[E]) Push(e E) { s.items = append(s.items, e) }\nfunc (s *Stack[E]) Len() int { return len(s.items) }\nst := &Stack[int]{}\nst.Push(1)"},
+			{code: "func (s *Stack[E]) Len() int { return 100 + len(s.items) }\nfmt.Println((&Stack[string]{}).Len())", out: "100\n",
+				notes: []string{"Stack declared again with the methods this cell adds or changes (Go keeps a type's methods with the type); these variables hold values of the old Stack until the cells that make them run again: st; a later cell that uses them is refused until then"}},
+			{code: "fmt.Println(st.Len())", err: "st keeps the old Stack"},
+		}},
 		{"fields changed; the same body redefined is late-bound again", []cell{
 			{code: "import \"fmt\"\ntype P struct{ x int }\nfunc (p P) Get() int { return p.x }\nfunc twice(p P) int { return 2 * p.Get() }"},
 			{code: "type P struct{ x, y int }\nfunc (p P) Get() int { return p.x + p.y }",
