@@ -16,12 +16,16 @@ import (
 	"github.com/gotrain/gotrain/cells/rt"
 )
 
-// fibDecl and fibLoop are the fib(25) row of the README's benchmark table
-// (scripts/cells_bench.py): fib declared in one cell, called from another.
-const (
-	fibDecl = "func fib(n int) int {\n\tif n < 2 {\n\t\treturn n\n\t}\n\treturn fib(n-1) + fib(n-2)\n}\n"
-	fibLoop = "start := time.Now()\nr := 0\nfor k := 0; k < 20; k++ {\n\tr += fib(25)\n}\n"
-)
+// fibs are the fib(25) row of the README's benchmark table
+// (scripts/cells_bench.py): fib declared in one cell, called from another;
+// as a function, and as a method, which hands over to a later definition
+// as a function does (issue 30).
+var fibs = []struct{ name, decl, loop string }{
+	{"func", "func fib(n int) int {\n\tif n < 2 {\n\t\treturn n\n\t}\n\treturn fib(n-1) + fib(n-2)\n}\n",
+		"start := time.Now()\nr := 0\nfor k := 0; k < 20; k++ {\n\tr += fib(25)\n}\n"},
+	{"method", "type F struct{}\n\nfunc (f F) fib(n int) int {\n\tif n < 2 {\n\t\treturn n\n\t}\n\treturn f.fib(n-1) + f.fib(n-2)\n}\n",
+		"start := time.Now()\nr := 0\nfor k := 0; k < 20; k++ {\n\tr += F{}.fib(25)\n}\n"},
+}
 
 // BenchmarkIssue24FibAcrossCells times fib(25) declared in one cell and
 // called from another, and the same code built by `go build`, alternating
@@ -30,6 +34,12 @@ const (
 // calls, in its own cell, are direct, after the check at its entry that
 // hands over to a later definition.
 func BenchmarkIssue24FibAcrossCells(b *testing.B) {
+	for _, f := range fibs {
+		b.Run(f.name, func(b *testing.B) { benchFib(b, f.decl, f.loop) })
+	}
+}
+
+func benchFib(b *testing.B, fibDecl, fibLoop string) {
 	s := newSession(b)
 	for _, code := range []string{"import (\n\t\"fmt\"\n\t\"time\"\n)\nvar _ = fmt.Sprint", fibDecl} {
 		c, err := s.c.Compile(context.Background(), code)
@@ -42,7 +52,7 @@ func BenchmarkIssue24FibAcrossCells(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	prog := buildFib(b)
+	prog := buildFib(b, fibDecl, fibLoop)
 	var inCells, native []float64
 	for b.Loop() {
 		cell.Run()
@@ -66,7 +76,7 @@ func BenchmarkIssue24FibAcrossCells(b *testing.B) {
 
 // buildFib builds the program the cells make, with this test binary's race
 // setting, and returns its path; it prints the time of 20 fib(25) in ns.
-func buildFib(b *testing.B) string {
+func buildFib(b *testing.B, fibDecl, fibLoop string) string {
 	dir := b.TempDir()
 	body := strings.ReplaceAll(strings.TrimSpace(fibLoop), "\n", "\n\t")
 	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"time\"\n)\n\n" + fibDecl + "\nfunc main() {\n\t" + body + "\n\t_ = r\n\tfmt.Println(time.Since(start).Nanoseconds())\n}\n"
