@@ -1,6 +1,8 @@
 package main
 
 import (
+	"go/token"
+	"go/types"
 	"io"
 	"math"
 	"os"
@@ -191,5 +193,57 @@ func TestIssue33ExportQuickstart(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "quick start: step 40/40") {
 		t.Errorf("no final monitor line in:\n%s", out)
+	}
+}
+
+// TestIssue33ExportTypeSpelling spells a package variable's type as the
+// program writes it, adding the import a type needs, and refuses the types
+// a program cannot write.
+func TestIssue33ExportTypeSpelling(t *testing.T) {
+	main := types.NewPackage("main", "main")
+	nn := types.NewPackage("github.com/gotrain/gotrain/nn", "nn")
+	internal := types.NewPackage("github.com/gotrain/gotrain/internal/mpi", "mpi")
+	named := func(pkg *types.Package, name string) types.Type {
+		return types.NewNamed(types.NewTypeName(token.NoPos, pkg, name, nil), types.NewStruct(nil, nil), nil)
+	}
+	cases := []struct {
+		name    string
+		typ     types.Type
+		want    string // the spelling, or the error's text
+		imports string // the import the spelling added
+	}{
+		{"basic", types.Typ[types.Int], "int", ""},
+		{"imported", types.NewPointer(named(nn, "Tensor")), "*nn.Tensor", "nn"},
+		{"main's own", types.NewSlice(named(main, "Block")), "[]Block", ""},
+		{"map of imported", types.NewMap(types.Typ[types.String], named(nn, "Tensor")), "map[string]nn.Tensor", "nn"},
+		{"unexported", types.NewPointer(named(nn, "tensor")), "its type tensor is unexported in github.com/gotrain/gotrain/nn", ""},
+		{"internal", named(internal, "World"), "its type World is in the internal package github.com/gotrain/gotrain/internal/mpi", ""},
+		{"invalid", types.Typ[types.Invalid], "the type could not be worked out", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			names := make(map[string]string)
+			got, err := typeSpelling(c.typ, main, names)
+			if err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+			if c.imports != "" && names[nn.Path()] != c.imports {
+				t.Errorf("imports %v, want %s as %s", names, nn.Path(), c.imports)
+			}
+		})
+	}
+}
+
+// TestIssue33ExportNeedsModule: a notebook whose variables need their
+// types, exported outside a module that has gotrain's packages, gets an
+// error that says why the types are needed and what go list said.
+func TestIssue33ExportNeedsModule(t *testing.T) {
+	nb := notebookJSON("import \"github.com/gotrain/gotrain/nn\"\nlayer := nn.Dense(2)", "func width() int { _ = layer; return 2 }")
+	_, err := exportNotebook("nb.ipynb", nb, exportOptions{dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "nb.ipynb: the notebook's variables need their types") || !strings.Contains(err.Error(), "go list") {
+		t.Fatalf("export outside a module: %v, want an error saying the types are needed and go list failed", err)
 	}
 }
