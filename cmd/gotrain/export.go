@@ -25,20 +25,25 @@ import (
 //
 // The rules: imports are merged; func, method, type and const
 // declarations go to package level; every other top-level statement (var
-// declarations included) runs in main, in cell order, as in the session.
-// A name that two cells define is refused, naming both cells, since a
-// session's redefinition has no one meaning in a program. A magic (%...)
-// or shell (!...) line is refused naming its cell, unless --drop-magics.
+// declarations included) runs in main, in cell order, as in the session;
+// a variable a function uses becomes a package variable, assigned where
+// its cell ran. A name defined again follows the kernel's rule where a
+// program can (see exportNotebook) and is refused naming both cells
+// where it cannot. A magic (%...) or shell (!...) line is refused naming
+// its cell, unless --drop-magics. --set NAME=VALUE gives a constant
+// another value, so that a long notebook runs short as a program.
 func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "the folder to write main.go into (default: the notebook's name, without .ipynb)")
 	drop := fs.Bool("drop-magics", false, "drop % and ! lines instead of refusing them")
+	set := make(setFlag)
+	fs.Var(set, "set", "NAME=VALUE: give the notebook's constant NAME another value (repeatable), e.g. --set Iterations=10")
 	if err := fs.Parse(reorderFlags(args)); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return errors.New("gotrain export: want one notebook: gotrain export NOTEBOOK.ipynb [-o DIR] [--drop-magics]")
+		return errors.New("gotrain export: want one notebook: gotrain export NOTEBOOK.ipynb [-o DIR] [--drop-magics] [--set NAME=VALUE]...")
 	}
 	path := fs.Arg(0)
 	dir := *out
@@ -49,12 +54,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("gotrain export: %v", err)
 	}
-	src, err := exportNotebook(path, b, *drop)
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("gotrain export: %v", err)
+	}
+	src, err := exportNotebook(path, b, exportOptions{dropMagics: *drop, dir: dir, set: set})
+	if err != nil {
+		return err
 	}
 	dst := filepath.Join(dir, "main.go")
 	if err := os.WriteFile(dst, src, 0o644); err != nil {
@@ -71,7 +76,7 @@ func reorderFlags(args []string) []string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-o" || a == "--o":
+		case a == "-o" || a == "--o" || a == "-set" || a == "--set":
 			flags = append(flags, a)
 			if i+1 < len(args) {
 				flags = append(flags, args[i+1])
@@ -84,6 +89,20 @@ func reorderFlags(args []string) []string {
 		}
 	}
 	return append(flags, rest...)
+}
+
+// setFlag is --set NAME=VALUE, repeatable.
+type setFlag map[string]string
+
+func (s setFlag) String() string { return fmt.Sprint(map[string]string(s)) }
+
+func (s setFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || !isIdent(name) || value == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", v)
+	}
+	s[name] = value
+	return nil
 }
 
 // exportCell is one code cell: its number in the notebook (1-based, among
@@ -121,117 +140,21 @@ func notebookCells(path string, b []byte) ([]exportCell, error) {
 	return cells, nil
 }
 
-// exportNotebook returns the formatted main.go of the notebook b.
-func exportNotebook(path string, b []byte, dropMagics bool) ([]byte, error) {
-	cells, err := notebookCells(path, b)
-	if err != nil {
-		return nil, err
-	}
-	var imports []string
-	seenImport := make(map[string]bool)
-	var decls, body bytes.Buffer
-	definedIn := make(map[string]int) // name → the cell that defines it
-	define := func(name string, cell int) error {
-		if name == "_" || name == "" {
-			return nil
-		}
-		if prev, ok := definedIn[name]; ok && prev != cell {
-			return fmt.Errorf("gotrain export: %s: %q is defined in cell %d and again in cell %d; a program has one of each name: rename one, or delete the cell that is no longer needed", path, name, prev, cell)
-		}
-		definedIn[name] = cell
-		return nil
-	}
-	for _, c := range cells {
-		src, err := stripMagics(path, c, dropMagics)
-		if err != nil {
-			return nil, err
-		}
-		var vars []string
-		for _, seg := range splitCell(src) {
-			text := src[seg.start:seg.end]
-			switch seg.kind {
-			case "import":
-				f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+text, parser.ImportsOnly)
-				if err != nil {
-					return nil, fmt.Errorf("gotrain export: %s: cell %d: %v", path, c.n, err)
-				}
-				for _, spec := range f.Imports {
-					line := spec.Path.Value
-					if spec.Name != nil {
-						line = spec.Name.Name + " " + line
-					}
-					if !seenImport[line] {
-						seenImport[line] = true
-						imports = append(imports, line)
-					}
-				}
-			case "decl":
-				f, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+text, 0)
-				if err != nil {
-					return nil, fmt.Errorf("gotrain export: %s: cell %d: %v", path, c.n, err)
-				}
-				for _, d := range f.Decls {
-					for _, name := range declNames(d) {
-						if err := define(name, c.n); err != nil {
-							return nil, err
-						}
-					}
-				}
-				fmt.Fprintf(&decls, "// From cell %d.\n%s\n\n", c.n, text)
-			default:
-				names, err := stmtNames(text)
-				if err != nil {
-					return nil, fmt.Errorf("gotrain export: %s: cell %d: %v", path, c.n, err)
-				}
-				for _, name := range names {
-					if err := define(name, c.n); err != nil {
-						return nil, err
-					}
-					if name != "_" {
-						vars = append(vars, name)
-					}
-				}
-				fmt.Fprintf(&body, "%s\n", text)
-			}
-		}
-		if len(vars) > 0 {
-			// A session keeps a variable no later cell reads; a function
-			// must use it.
-			fmt.Fprintf(&body, "_ = []any{%s}\n", strings.Join(vars, ", "))
-		}
-		fmt.Fprintf(&body, "// End of cell %d.\n\n", c.n)
-	}
-	var file bytes.Buffer
-	fmt.Fprintf(&file, "// Command %s is %s exported by gotrain export: its cells'\n", programName(path), filepath.Base(path))
-	file.WriteString("// declarations at package level, their statements in order in main.\n")
-	file.WriteString("// Build it inside a module that requires github.com/gotrain/gotrain.\n")
-	file.WriteString("package main\n\nimport (\n")
-	for _, imp := range imports {
-		file.WriteString(imp + "\n")
-	}
-	file.WriteString(")\n\n")
-	file.Write(decls.Bytes())
-	file.WriteString("func main() {\n")
-	file.Write(body.Bytes())
-	file.WriteString("}\n")
-	out, err := dropUnusedImports(file.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("gotrain export: %s: the program does not parse (a gotrain bug, or a cell that never ran): %v", path, err)
-	}
-	return format.Source(out)
-}
-
-func programName(path string) string {
-	return strings.TrimSuffix(filepath.Base(path), ".ipynb")
-}
-
 // stripMagics refuses (or with drop, blanks) the cell's % and ! lines.
 func stripMagics(path string, c exportCell, drop bool) (string, error) {
 	lines := strings.Split(c.src, "\n")
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "%") || strings.HasPrefix(t, "!") {
-			if !drop {
+			switch {
+			case drop:
+			case strings.HasPrefix(t, "%workers"):
+				// A program cannot join the workers' cluster yet: the
+				// kernel's workers join it through internal/mpi (or a
+				// loopback cluster) in cmd/gotrain's worker, which a
+				// program's module cannot import.
+				return "", fmt.Errorf("gotrain export: %s: cell %d, line %d: %q: a program cannot start or join workers yet (the cluster setup of %%workers is internal to gotrain); pass --drop-magics to run every cell in one process, where strategy.NewMultiWorkerMirrored is NewMirrored", path, c.n, i+1, t)
+			default:
 				return "", fmt.Errorf("gotrain export: %s: cell %d, line %d: %q is a magic, which has no meaning in a program; remove it, or pass --drop-magics", path, c.n, i+1, t)
 			}
 			lines[i] = "// dropped: " + t
@@ -415,7 +338,7 @@ func dropUnusedImports(src []byte) ([]byte, error) {
 		for _, s := range g.Specs {
 			spec := s.(*ast.ImportSpec)
 			p, _ := strconv.Unquote(spec.Path.Value)
-			name := p[strings.LastIndex(p, "/")+1:]
+			name := importName(p)
 			if spec.Name != nil {
 				name = spec.Name.Name
 			}
@@ -430,6 +353,17 @@ func dropUnusedImports(src []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// importName is the name a package of path likely has: its last element,
+// or the one before a major version's (math/rand/v2 is rand).
+func importName(path string) string {
+	elems := strings.Split(path, "/")
+	name := elems[len(elems)-1]
+	if len(elems) > 1 && len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" {
+		name = elems[len(elems)-2]
+	}
+	return name
 }
 
 // isIdent reports whether a path's last element is the package's likely
