@@ -16,7 +16,7 @@ import (
 	"github.com/gotrain/gotrain/cells/rt"
 )
 
-// fibs are the fib(25) row of the README's benchmark table
+// fibs are the fib(25) row of docs/benchmarks.md's table
 // (scripts/cells_bench.py): fib declared in one cell, called from another;
 // as a function, and as a method, which hands over to a later definition
 // as a function does (issue 30).

@@ -12,8 +12,8 @@ import (
 	"github.com/gotrain/gotrain/strategy"
 )
 
-// The MLP of `gotrain bench mlp` and ../shared/notes/design-next.md §4.3:
-// 784-512-512-10, ReLU, softmax cross-entropy, Adam, float32, one fixed
+// The MLP of `gotrain bench mlp` and graph's BenchmarkMLP, so the figures
+// compare gorgonia with gotrain's engine on one workload: 784-512-512-10, ReLU, softmax cross-entropy, Adam, float32, one fixed
 // random global batch of 256.
 var benchDims = []int{784, 512, 512, 10}
 

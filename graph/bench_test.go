@@ -10,9 +10,10 @@ import (
 	"github.com/gotrain/gotrain/kernels"
 )
 
-// BenchmarkMLP is the reference workload of DESIGN.md §5: a 784-512-512-10
-// ReLU perceptron, batch 256, float32, one OpenBLAS thread, compared with
-// /work/shared/bench/torch_mlp.py (which also runs Adam).
+// BenchmarkMLP is the reference workload that `gotrain bench mlp` runs and
+// scripts/bench.sh compares with PyTorch's torch_mlp.py (which also runs
+// Adam): a 784-512-512-10 ReLU perceptron, batch 256, float32, one OpenBLAS
+// thread.
 func BenchmarkMLP(b *testing.B) { benchMLP(b, 1) }
 
 // BenchmarkMLPAllThreads lets OpenBLAS use every core, as torch_mlp.py

@@ -2,7 +2,7 @@ package graph
 
 import "github.com/gotrain/gotrain/gpu"
 
-// Device programs (design-next §3.5, issue 13).
+// Device programs.
 //
 // CompileOn compiles the same node order as Compile, but every buffer lives
 // on an NVIDIA device, in one allocation, and each step is a kernel launch

@@ -7,7 +7,7 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
-// Device mirrors of a Variable (design-next §3.5, issue 13).
+// Device mirrors of a Variable.
 //
 // A Variable's value lives on the host, on device mirrors, or both. A
 // device Program reads a mirror of it on its device: a copy made on first

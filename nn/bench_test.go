@@ -10,7 +10,8 @@ import (
 
 // BenchmarkMLP is the issue's reference workload through the whole stack
 // (strategy.Run, Adam): 784-512-512-10, global batch 256, float32. Compare
-// ms/step with /work/shared/bench/torch_mlp.py.
+// ms/step with PyTorch's torch_mlp.py, which scripts/bench.sh runs beside
+// `gotrain bench mlp`.
 func BenchmarkMLP(b *testing.B) {
 	for _, r := range []int{1, 2} {
 		b.Run(fmt.Sprintf("replicas=%d", r), func(b *testing.B) {

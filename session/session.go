@@ -239,7 +239,7 @@ func (s *Session) runCell(ctx context.Context, code string, count int) (res kern
 	}
 	if n := s.comp.Builds(); !cell.Reused && n%buildsNotice == 0 {
 		// A loaded plugin cannot be unloaded: about 0.6 MiB resident each,
-		// as the README's table measures through a kernel at cells 1 to
+		// as docs/benchmarks.md's table measures through a kernel at cells 1 to
 		// 2,000 (the runtime patched, the page-out on).
 		fmt.Fprintf(os.Stderr, "note: this session has loaded %d distinct cells, about %d MiB that stay until the worker restarts; %%reset starts a fresh one\n", n, n*6/10)
 	}

@@ -136,7 +136,7 @@ func shapesOf(in *stepInputs) string {
 // new one.
 //
 // A closure the cache has not seen may still be a step function it holds:
-// a func literal written inside an outer function (the seed's step_fn inside
+// a func literal written inside an outer function (TensorFlow's step_fn inside
 // train_step) is a new closure each time the outer function runs, with the
 // same code pointer as the last one. So when cached traces have
 // the same type and input shapes, the new closure's graphs are built

@@ -8,7 +8,7 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
-// GPU replicas (design-next §3.5, issue 13).
+// GPU replicas.
 //
 // A replica on "gpu:N" runs its step as a device program (graph.CompileOn)
 // on its goroutine, locked to its OS thread with the device's context bound.

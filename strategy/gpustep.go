@@ -11,7 +11,7 @@ import (
 	"github.com/gotrain/gotrain/kernels"
 )
 
-// The step of GPU replicas (design-next §3.5, issue 13): every replica runs
+// The step of GPU replicas: every replica runs
 // its device program on its shard; then, on the goroutine calling Run, each
 // update's gradients are summed over the replicas on the devices (the add
 // kernel in replica order on one device, NCCL across devices that each hold

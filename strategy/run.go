@@ -25,7 +25,9 @@ type replicaLoop struct {
 
 // bind keeps a GPU replica's goroutine on its OS thread with its device's
 // context current there, from its first job on: the thread then finds the
-// context current at every call into the device (design-next §3.5).
+// context current at every call into the device. A CUDA context is current
+// per OS thread, so a goroutine that moved between threads would have to
+// bind it again before each call.
 func (w *replicaLoop) bind() error {
 	w.pin(true)
 	if w.bound {
@@ -57,7 +59,7 @@ func (w *replicaLoop) loop(wg *sync.WaitGroup) {
 // one replica ran 1.3 to 1.8 ms longer than the other, as if the two had
 // shared a core for that long (the step median went from 5.4 to 7.2 ms). A
 // short step stays unlocked: waking a locked goroutine hands the processor
-// to its own thread, and the seed's 10-16-2 step went from 21 to 56-68 µs.
+// to its own thread, and the quick start's 10-16-2 step went from 21 to 56-68 µs.
 func (w *replicaLoop) pin(on bool) {
 	if on == w.pinned {
 		return

@@ -6,8 +6,9 @@
 // sleep) call Check or Sleep at points where stopping leaves no state half
 // updated, and unwind the cell by panicking with ErrInterrupted. The session
 // recovers that panic at the cell boundary and clears the flag before the next
-// cell. Cancelling the interpreter's context instead would break closures made
-// by earlier cells (see DESIGN.md §5), which is why this flag exists.
+// cell. A flag, not a context, because user code does not pass a context to
+// the calls it makes (a loop calls s.Run(step, batch)), and closures made by
+// earlier cells call the libraries too: a flag reaches every such call.
 //
 // All functions are safe for concurrent use.
 package safepoint

@@ -1,6 +1,6 @@
 """kernel_start.py starts the kernel as JupyterLab does, many times, on
 Debian's jupyter_server, and counts the starts whose first kernel_info_request
-never saw its idle status: the race in README.md, without a browser.
+never saw its idle status: the race in docs/cells.md (The wire), without a browser.
 
 Each round starts a kernel (POST /api/kernels), opens its websocket with the
 legacy JSON protocol JupyterLab 3.6 speaks, sends kernel_info_request as soon

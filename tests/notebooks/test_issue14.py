@@ -48,7 +48,7 @@ CELLS = [
     # 1: the plain global batch, not distributed.
     's.Run(stepFn, x.Slice(0, 64), y.Slice(0, 64))',
     'fmt.Printf("trains on: %.3f\\n", epoch())',
-    # 2: the seed's step_fn inside train_step (a new closure at every call) traces once, over 8 steps.
+    # 2: TensorFlow's step_fn inside train_step (a new closure at every call) traces once, over 8 steps.
     '''before := s.Traces()
 trainStep := func(b *strategy.PerReplicaBatch) strategy.PerReplica {
     inner := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) []*nn.Tensor {

@@ -24,8 +24,8 @@ import { fileURLToPath } from 'node:url';
 export const webDir = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(webDir, '..', '..');
 
-// Debian's Python: the first python3 on PATH may be another one that lacks
-// Jupyter (DESIGN.md §6).
+// Debian's Python: Jupyter comes from Debian's packages, and the first python3
+// on PATH may be another one that lacks it.
 export const debianPython = '/usr/bin/python3';
 
 export const kernelName = process.env.GOTRAIN_KERNEL || 'gotrain';
