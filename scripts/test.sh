@@ -80,7 +80,9 @@ scripts/gpu-build.sh >/dev/null
 GOTRAIN_GPU_FAKE=1 scripts/gpu-check.sh
 
 section "OpenMPI: internal/mpi under mpirun (np 1-4)"
-go vet -tags mpi ./internal/mpi/
+go vet -tags mpi ./internal/mpi/ ./cluster/
+# cluster.JoinMPI as a singleton (the export test runs it under mpirun -np 2).
+go test -count=1 -tags mpi ./cluster/
 scripts/mpi-test.sh
 
 section "fuzzing (short)"

@@ -29,8 +29,9 @@ import (
 // a variable a function uses becomes a package variable, assigned where
 // its cell ran. A name defined again follows the kernel's rule where a
 // program can (see exportNotebook) and is refused naming both cells
-// where it cannot. A magic (%...) or shell (!...) line is refused naming
-// its cell, unless --drop-magics. --set NAME=VALUE gives a constant
+// where it cannot. %workers makes a program for mpirun (export_workers.go).
+// Another magic (%...) or shell (!...) line is refused naming its cell,
+// unless --drop-magics. --set NAME=VALUE gives a constant
 // another value, so that a long notebook runs short as a program.
 func runExport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
@@ -140,20 +141,23 @@ func notebookCells(path string, b []byte) ([]exportCell, error) {
 	return cells, nil
 }
 
-// stripMagics refuses (or with drop, blanks) the cell's % and ! lines.
-func stripMagics(path string, c exportCell, drop bool) (string, error) {
+// stripMagics refuses (or with drop, blanks) the cell's % and ! lines. A
+// %workers line becomes the statement that joins (or leaves) the ranks
+// mpirun started, as w records; with drop it is dropped like the others.
+func stripMagics(path string, c exportCell, drop bool, w *exportWorkers) (string, error) {
 	lines := strings.Split(c.src, "\n")
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "%") || strings.HasPrefix(t, "!") {
 			switch {
 			case drop:
-			case strings.HasPrefix(t, "%workers"):
-				// A program cannot join the workers' cluster yet: the
-				// kernel's workers join it through internal/mpi (or a
-				// loopback cluster) in cmd/gotrain's worker, which a
-				// program's module cannot import.
-				return "", fmt.Errorf("gotrain export: %s: cell %d, line %d: %q: a program cannot start or join workers yet (the cluster setup of %%workers is internal to gotrain); pass --drop-magics to run every cell in one process, where strategy.NewMultiWorkerMirrored is NewMirrored", path, c.n, i+1, t)
+			case t == "%workers" || strings.HasPrefix(t, "%workers "):
+				stmt, err := w.line(c, i, t)
+				if err != nil {
+					return "", fmt.Errorf("gotrain export: %s: %v; or pass --drop-magics to run every cell in one process, where strategy.NewMultiWorkerMirrored is NewMirrored", path, err)
+				}
+				lines[i] = stmt + " // " + t
+				continue
 			default:
 				return "", fmt.Errorf("gotrain export: %s: cell %d, line %d: %q is a magic, which has no meaning in a program; remove it, or pass --drop-magics", path, c.n, i+1, t)
 			}

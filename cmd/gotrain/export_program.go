@@ -71,8 +71,9 @@ func exportNotebook(path string, b []byte, opts exportOptions) ([]byte, error) {
 	varIn := make(map[string]int) // name → the first cell that defines it as a variable
 	set := make(map[string]bool)
 	var cellOrder []int
+	workers := new(exportWorkers)
 	for _, c := range cells {
-		src, err := stripMagics(path, c, opts.dropMagics)
+		src, err := stripMagics(path, c, opts.dropMagics, workers)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +150,22 @@ func exportNotebook(path string, b []byte, opts exportOptions) ([]byte, error) {
 			return nil, fail("--set %s: the notebook declares no constant %s", name, name)
 		}
 	}
-	p := &exportProgram{path: path, imports: imports, decls: decls, stmts: stmts, cells: cellOrder, cellEnds: cellEnds}
+	if workers.np != 0 {
+		for _, imp := range exportWorkersImports {
+			if !seenImport[imp] {
+				seenImport[imp] = true
+				imports = append(imports, imp)
+			}
+		}
+		decls = append([]exportDecl{{cell: workers.cell, text: exportWorkersDecl}}, decls...)
+		if last := cellOrder[len(cellOrder)-1]; workers.off == 0 {
+			// The ranks leave the job together, as mpirun wants each to
+			// before it exits.
+			stmts = append(stmts, exportStmt{cell: last, text: exportLeave + "() // the end of %workers"})
+			cellEnds[last] = len(stmts)
+		}
+	}
+	p := &exportProgram{path: path, imports: imports, decls: decls, stmts: stmts, cells: cellOrder, cellEnds: cellEnds, workers: workers}
 	var src []byte
 	if p.needsTypes() {
 		if src, err = p.typed(opts.dir); err != nil {
@@ -237,6 +253,7 @@ type exportProgram struct {
 	stmts    []exportStmt
 	cells    []int
 	cellEnds map[int]int
+	workers  *exportWorkers // what %workers asked for
 }
 
 // declUses returns the names the package-level declarations use but do
@@ -287,6 +304,9 @@ func (p *exportProgram) writeWith(rewrite func(i int) (string, []string), hoiste
 	fmt.Fprintf(&file, "// Command %s is %s exported by gotrain export: its cells'\n", name, filepath.Base(p.path))
 	file.WriteString("// declarations at package level, their statements in order in main.\n")
 	file.WriteString("// Build it inside a module that requires github.com/gotrain/gotrain.\n")
+	if p.workers != nil {
+		file.WriteString(p.workers.header())
+	}
 	file.WriteString("package main\n\nimport (\n")
 	for _, imp := range p.imports {
 		file.WriteString(imp + "\n")

@@ -53,7 +53,13 @@ func TestIssue33ExportRefuses(t *testing.T) {
 		{"function declared again differently", []string{"func f() {}", "import \"fmt\"\nfunc f() { fmt.Println() }"}, false, `"f" is declared in cell 1 and again, differently, in cell 2`},
 		{"constant declared again differently", []string{"const N = 1", "const N = 2"}, false, `"N" is declared in cell 1 and again, differently, in cell 2`},
 		{"magic", []string{"x := 1", "%time\ny := x"}, false, `cell 2, line 1: "%time" is a magic`},
-		{"workers", []string{"x := 1", "%workers -np 2\ny := x"}, false, `cell 2, line 1: "%workers -np 2": a program cannot start or join workers yet`},
+		{"workers restart", []string{"%workers 2", "%workers restart"}, false, `cell 2, line 1: "%workers restart": want %workers N,`},
+		{"workers status", []string{"%workers status"}, false, `cell 1, line 1: "%workers status": want %workers N,`},
+		{"workers twice", []string{"%workers 2", "%workers off", "%workers -np 3"}, false, `cell 3, line 1: "%workers -np 3": the program joined its workers in cell 1`},
+		{"workers off first", []string{"x := 1", "%workers off"}, false, `cell 2, line 1: "%workers off": no %workers N before it`},
+		{"workers without N", []string{"%workers -np"}, false, `cell 1, line 1: "%workers -np": -np: no value`},
+		{"workers other flag", []string{"%workers -np 2 --verbose"}, false, `unexpected "--verbose"`},
+		{"workers", []string{"x := 1", "%workers -np 2\ny := x"}, false, ""},
 		{"shell", []string{"!ls"}, false, `cell 1, line 1: "!ls"`},
 		{"magic dropped", []string{"x := 1", "%workers 2\ny := x"}, true, ""},
 		{"assignment is not a redefinition", []string{"x := 1", "x = 2"}, false, ""},
@@ -73,9 +79,8 @@ func TestIssue33ExportRefuses(t *testing.T) {
 	}
 }
 
-// TestIssue33ExportNotebooks exports every notebook of notebooks/ (with
-// --drop-magics, for 04-multi-worker's %workers) and wants go vet clean
-// programs: 04 defines s and its training set-up again after %workers off,
+// TestIssue33ExportNotebooks exports every notebook of notebooks/ (04's
+// %workers as a program for mpirun) and wants go vet clean programs: 04 defines s and its training set-up again after %workers off,
 // with the same types; 07's and 08's functions read session variables.
 func TestIssue33ExportNotebooks(t *testing.T) {
 	if testing.Short() {
@@ -89,7 +94,7 @@ func TestIssue33ExportNotebooks(t *testing.T) {
 	var pkgs []string
 	for _, p := range paths {
 		name := strings.TrimSuffix(filepath.Base(p), ".ipynb")
-		if err := runExport([]string{p, "-o", filepath.Join(dir, name), "--drop-magics"}, io.Discard, io.Discard); err != nil {
+		if err := runExport([]string{p, "-o", filepath.Join(dir, name)}, io.Discard, io.Discard); err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
@@ -102,6 +107,53 @@ func TestIssue33ExportNotebooks(t *testing.T) {
 	vet.Dir = "../.."
 	if out, err := vet.CombinedOutput(); err != nil {
 		t.Errorf("go vet %s: %v\n%s", pkgs, err, out)
+	}
+}
+
+// TestIssue33ExportWorkers: %workers makes a program for mpirun, which says
+// how to build and run it at the top, joins the ranks where the notebook
+// said %workers and leaves them at %workers off (or the end of main).
+func TestIssue33ExportWorkers(t *testing.T) {
+	cases := []struct {
+		name  string
+		cells []string
+		want  []string // in this order in main.go
+	}{
+		{"loopback workers and off", []string{"x := 1", "%workers 2", "y := 2", "%workers off\nz := 3"}, []string{
+			"The notebook ran on 2 workers (%workers in cell 2)",
+			"go build -tags mpi -o prog .",
+			"mpirun --bind-to none -np 2 ./prog",
+			"after %workers off (cell 4) rank 0 alone runs the cells",
+			"func gotrainJoinWorkers() {",
+			"x := 1",
+			"gotrainJoinWorkers() // %workers 2",
+			"y := 2",
+			"gotrainLeaveWorkers() // %workers off",
+			"z := 3",
+		}},
+		{"mpirun on hosts, to the end", []string{"%workers -np 4 --hostfile hosts --address 10.0.0.1", "x := 1"}, []string{
+			"mpirun --bind-to none -np 4 --hostfile hosts ./prog",
+			"the ranks leave the job together at the end of main",
+			"gotrainJoinWorkers() // %workers -np 4 --hostfile hosts --address 10.0.0.1",
+			"x := 1",
+			"gotrainLeaveWorkers() // the end of %workers",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src, err := exportNotebook("nb.ipynb", notebookJSON(c.cells...), exportOptions{dir: "."})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest := string(src)
+			for _, w := range c.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("main.go lacks %q after the lines before it:\n%s", w, src)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
 	}
 }
 

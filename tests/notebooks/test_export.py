@@ -6,6 +6,11 @@ the program, in the same order and with the same digits (the live monitor's summ
 timings). 06-gpt runs with its Iterations constant lowered in both:
 in a copy of the notebook, and with --set Iterations=N in the program.
 
+04-multi-worker's program (its %workers 2 made it one for mpirun) is built with -tags mpi and run under
+`mpirun -np 2`: it must train to the losses of one process with two replicas, as the notebook's own test
+(test_notebooks.py) wants of its two workers: the same final loss to 4 digits, and no step's loss more than 1e-5
+away.
+
     /usr/bin/python3 -m unittest -v tests/notebooks/test_export.py
 
 It wants bin/gotrain (install/build.sh) and, for the kernel, JUPYTER_PATH set as scripts/test.sh sets it.
@@ -129,6 +134,53 @@ class Export(unittest.TestCase):
             self.assert_same_losses(short, path, "--set", f"Iterations={GPT_ITERATIONS}", at_least=2)
         finally:
             shutil.rmtree(d, ignore_errors=True)
+
+
+    def test_issue33_multi_worker_under_mpirun(self):
+        path = os.path.join(NOTEBOOKS, "04-multi-worker.ipynb")
+        work = tempfile.mkdtemp(prefix="_export_nb_", dir=ROOT)
+        tmp = tempfile.mkdtemp(prefix="gotrain-export-04-")
+        try:
+            subprocess.run([GOTRAIN, "export", path, "-o", work], check=True, capture_output=True, text=True)
+            with open(os.path.join(work, "main.go")) as f:
+                self.assertIn("mpirun --bind-to none -np 2 ./prog", f.read())
+            go_env = dict(os.environ, PATH="/usr/local/go/bin:" + os.environ.get("PATH", ""))
+            prog = os.path.join(tmp, "prog")
+            subprocess.run(["go", "build", "-tags", "mpi", "-o", prog, "."], check=True, cwd=work, env=go_env)
+            # As scripts/mpi-test.sh runs mpirun on this machine; TMPDIR is where the program's cell 4 writes
+            # the two workers' losses (os.TempDir).
+            env = dict(go_env, OMPI_MCA_btl="self,vader,tcp", TMPDIR=tmp)
+            run = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+                                  "--tag-output", "-np", "2", prog], capture_output=True, text=True, env=env,
+                                 timeout=600)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        try:
+            rank = {r: [l.split(":", 1)[1] for l in run.stdout.splitlines() if l.startswith(f"[1,{r}]<stdout>:")]
+                    for r in (0, 1)}
+            with open(os.path.join(tmp, "gotrain-04-losses.txt")) as f:
+                two_workers = [float(l) for l in f.read().split()]
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for r in (0, 1):
+            out = "\n".join(rank[r])
+            self.assertIn(f"MultiWorkerMirroredStrategy(worker {r} of 2", out)
+            self.assertIn("replicas in sync: 2", out)
+        two = [re.search(r"^2 workers: 64 steps, final loss (\d\.\d+)$", l) for l in rank[0]]
+        two = [m.group(1) for m in two if m]
+        self.assertEqual(len(two), 1, "\n".join(rank[0]))
+        self.assertEqual(len(two_workers), 64)
+        self.assertEqual(f"{two_workers[-1]:.4f}", two[0])
+        # After %workers off only rank 0 runs: one process with two replicas, which compares its losses
+        # with the file rank 0 wrote.
+        self.assertFalse(any("1 process" in l for l in rank[1]), "\n".join(rank[1]))
+        one = [re.search(r"^1 process: 64 steps, final loss (\d\.\d+); largest difference from 2 workers: (\S+)$", l)
+               for l in rank[0]]
+        one = [m for m in one if m]
+        self.assertEqual(len(one), 1, "\n".join(rank[0]))
+        self.assertEqual(one[0].group(1), two[0])
+        self.assertLessEqual(float(one[0].group(2)), 1e-5)
 
 
 if __name__ == "__main__":
