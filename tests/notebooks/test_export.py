@@ -108,6 +108,11 @@ class Export(unittest.TestCase):
         self.assertIsNone(missing, f"the program did not print, in order, the notebook's line\n{missing}\n"
                                    f"notebook:\n" + "\n".join(want) + "\nprogram:\n" + stdout)
 
+    def test_issue33_quickstart(self):
+        path = os.path.join(NOTEBOOKS, "01-quickstart.ipynb")
+        # The reduced loss of every step.
+        self.assert_same_losses(path, path, at_least=8)
+
     def test_issue33_custom_loops(self):
         path = os.path.join(NOTEBOOKS, "03-custom-loops.ipynb")
         # 5 epochs of the weighted loss, then the step lines of the loop with logits.
