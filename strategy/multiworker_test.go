@@ -275,7 +275,8 @@ func otherModelOnWorker1(t *testing.T, opts ...strategy.Option) string {
 // (so the workers' paths differ), zeroes the variables and restores it:
 // worker 0 alone writes, and every worker restores worker 0's file. It
 // returns whether the values came back, whether this worker's file exists,
-// and a missing file's error.
+// and a missing file's error; then the same three for safetensors
+// (issue 33).
 func checkpointOnChief(t *testing.T, dir string, opts ...strategy.Option) []string {
 	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(1))...)
 	defer closeStrategy(t, s)
@@ -290,7 +291,18 @@ func checkpointOnChief(t *testing.T, dir string, opts ...strategy.Option) []stri
 	restored := err == nil && slices.Equal(v.Value(), []float64{1, 2, 3})
 	_, statErr := os.Stat(path)
 	missing := nn.RestoreCheckpoint(filepath.Join(dir, "none"), s)
-	return []string{strconv.FormatBool(restored), strconv.FormatBool(statErr == nil), fmt.Sprint(missing)}
+	out := []string{strconv.FormatBool(restored), strconv.FormatBool(statErr == nil), fmt.Sprint(missing)}
+
+	st := filepath.Join(dir, "weights.safetensors")
+	if err := nn.SaveSafetensors(st, s); err != nil {
+		t.Fatal(err)
+	}
+	v.Assign([]float64{0, 0, 0})
+	err = nn.LoadSafetensors(st, s)
+	restored = err == nil && slices.Equal(v.Value(), []float64{1, 2, 3})
+	_, statErr = os.Stat(st)
+	missing = nn.LoadSafetensors(filepath.Join(dir, "none.safetensors"), s)
+	return append(out, strconv.FormatBool(restored), strconv.FormatBool(statErr == nil), fmt.Sprint(missing))
 }
 
 // TestMultiWorker trains the same model on 2 and 3 workers of 1 and 2
@@ -366,8 +378,13 @@ func TestMultiWorker(t *testing.T) {
 			if !strings.Contains(r.Differ, "worker 1 traced another step than worker 0") {
 				t.Errorf("%d workers: worker %d: a model built otherwise on worker 1 gave %q", size, rank, r.Differ)
 			}
-			if r.Ckpt[0] != "true" || r.Ckpt[1] != strconv.FormatBool(rank == 0) || !strings.Contains(r.Ckpt[2], "no such file") {
-				t.Errorf("%d workers: worker %d's checkpoint (restored, file here, missing file's error): %v", size, rank, r.Ckpt)
+			for i := 0; i < len(r.Ckpt); i += 3 {
+				if r.Ckpt[i] != "true" || r.Ckpt[i+1] != strconv.FormatBool(rank == 0) || !strings.Contains(r.Ckpt[i+2], "no such file") {
+					t.Errorf("%d workers: worker %d's checkpoint, then safetensors (restored, file here, missing file's error): %v", size, rank, r.Ckpt)
+				}
+			}
+			if len(r.Ckpt) != 6 {
+				t.Errorf("%d workers: worker %d's checkpoint results %v, want 6", size, rank, r.Ckpt)
 			}
 			if !r.Stopped {
 				t.Errorf("%d workers: worker %d went on after worker 1 was interrupted", size, rank)
