@@ -173,9 +173,22 @@ func batchNormGrad(n, dy *Node) []*Node {
 	g, in := n.g, n.in
 	x, sums, count := in[0], in[1], in[2]
 	c := x.shape[len(x.shape)-1]
-	gin := []*Node{x, sums, count, dy}
+	residual := len(in) == 6
+	// dz, the gradient through the ReLU, is the residual's gradient, so
+	// with a residual it is a node the two passes read; without one they
+	// mask dy themselves, reading the output y.
+	dz, y := dy, (*Node)(nil)
 	if n.act != Linear {
-		gin = append(gin, n)
+		if residual {
+			dz = g.add(opActGradY, n.shape, n, dy)
+			dz.act = n.act
+		} else {
+			y = n
+		}
+	}
+	gin := []*Node{x, sums, count, dz}
+	if y != nil {
+		gin = append(gin, y)
 	}
 	local := g.add(opBatchNormGradSums, []int{2, c}, gin...)
 	local.norm = n.norm
@@ -184,9 +197,9 @@ func batchNormGrad(n, dy *Node) []*Node {
 		total = AllReduce(local, sums.coll, sums.factor)
 	}
 	mask := batchNormSource(sums).in[1]
-	dxIn := []*Node{x, sums, count, in[3], mask, total, dy}
-	if n.act != Linear {
-		dxIn = append(dxIn, n)
+	dxIn := []*Node{x, sums, count, in[3], mask, total, dz}
+	if y != nil {
+		dxIn = append(dxIn, y)
 	}
 	dx := g.add(opBatchNormGrad, x.shape, dxIn...)
 	dx.norm = n.norm
@@ -194,12 +207,7 @@ func batchNormGrad(n, dy *Node) []*Node {
 		Reshape(Slice(local, 0, 1, 2), c), // dγ = Σ dz·x̂
 		Reshape(Slice(local, 0, 0, 1), c), // dβ = Σ dz
 	}
-	if len(in) == 6 {
-		dz := dy
-		if n.act != Linear {
-			dz = g.add(opActGradY, n.shape, n, dy)
-			dz.act = n.act
-		}
+	if residual {
 		out = append(out, dz)
 	}
 	return out
@@ -277,7 +285,8 @@ func batchNormKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func(
 
 // batchNormGradSumsKernel is, per channel, out[0] = Σ dz and out[1] =
 // Σ dz·x̂ over every row (the forward pass normalized padding rows too),
-// dz being dy through the fused ReLU.
+// dz being in[3], masked where the output y (in[4], if given) is not
+// positive.
 func batchNormGradSumsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x, sums, count, dy := in[0], in[1], in[2], in[3]
 	var y []T

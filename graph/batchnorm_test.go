@@ -217,28 +217,47 @@ func TestIssue36BatchNormFusedMatchesComposed(t *testing.T) {
 	}
 }
 
-// TestIssue36BatchNormPasses: a fused batch norm with a residual and a
-// ReLU runs, over tensors of x's size, one statistics pass and one
-// normalizing pass forward, two passes backward (and the residual's
-// gradient through the ReLU), and nothing element-wise besides.
+// TestIssue36BatchNormPasses: a fused batch norm runs, over tensors of
+// x's size, one statistics pass and one normalizing pass forward (the
+// ReLU and the residual add in it) and two passes backward, plus, with a
+// residual, the gradient through the ReLU that the residual gets and both
+// passes read; nothing element-wise besides.
 func TestIssue36BatchNormPasses(t *testing.T) {
 	if !graph.FusedBatchNormBuilt {
 		t.Skip("this build composes batch norm")
 	}
-	gamma, beta := bnVars(graph.Float32, 8, "passes")
-	n := newBNNet(t, graph.Float32, []int{4, 3, 3, 8}, gamma, beta, nil, 36)
-	var got []string
-	for _, op := range graph.StepOps(n.p) {
-		switch op {
-		case "slice", "const", "mul", "sum", "broadcast", "broadcast_to", "copy":
-			// The loss, its seed, and dγ and dβ sliced out of [2, c].
-			continue
+	for _, residual := range []bool{false, true} {
+		g := graph.New(graph.Float32)
+		x, mask := g.Placeholder("x", 4, 3, 3, 8), g.Placeholder("mask", 4)
+		gamma, beta := bnVars(graph.Float32, 8, fmt.Sprint("passes", residual))
+		wrt := []*graph.Node{x, g.Var(gamma), g.Var(beta)}
+		var res *graph.Node
+		if residual {
+			res = g.Placeholder("res", 4, 3, 3, 8)
+			wrt = append(wrt, res)
 		}
-		got = append(got, op)
-	}
-	want := []string{"batch_norm_sums", "batch_norm", "batch_norm_grad_sums", "batch_norm_grad", "activate_grad"}
-	if !slices.Equal(got, want) {
-		t.Errorf("program runs %v (besides the loss), want %v", got, want)
+		y := graph.BatchNorm(x, graph.BatchNormSums(x, mask), g.Const(36), wrt[1], wrt[2], res, 1e-3, graph.ReLU)
+		p, err := g.Compile(g.Gradients(graph.Sum(y), wrt)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, op := range graph.StepOps(p) {
+			switch op {
+			case "slice", "copy", "const", "sum", "broadcast", "broadcast_to":
+				// The loss, its seed, and dγ and dβ sliced out of [2, c]
+				// (and copied, as requested outputs).
+				continue
+			}
+			got = append(got, op)
+		}
+		want := []string{"batch_norm_sums", "batch_norm", "batch_norm_grad_sums", "batch_norm_grad"}
+		if residual {
+			want = []string{"batch_norm_sums", "batch_norm", "activate_grad", "batch_norm_grad_sums", "batch_norm_grad"}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("residual %v: program runs %v (besides the loss), want %v", residual, got, want)
+		}
 	}
 }
 

@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // The per-channel loops of a batch norm (graph's batch norm ops, issue 36)
 // on channels-last data: x holds pixels of c channels one after the
 // other, and every per-channel vector (sums, means, coefficients) has c
@@ -50,25 +52,30 @@ func BatchNormTo[T Float](dst, x, res, mean, a, beta []T, relu bool) {
 	if res != nil {
 		res = res[:len(x)]
 	}
+	mean = mean[:c]
+	// max, not a branch: the signs are random, and a mispredicted branch
+	// per element costs more than the arithmetic.
 	for p := 0; p < len(x); p += c {
 		px, py := x[p:p+c:p+c], dst[p:p+c:p+c]
-		if res != nil {
+		switch {
+		case res != nil && relu:
 			pr := res[p : p+c : p+c]
 			for j, v := range px {
-				v = (v-mean[j])*a[j] + beta[j] + pr[j]
-				if relu && v < 0 {
-					v = 0
-				}
-				py[j] = v
+				py[j] = max((v-mean[j])*a[j]+beta[j]+pr[j], 0)
 			}
-			continue
-		}
-		for j, v := range px {
-			v = (v-mean[j])*a[j] + beta[j]
-			if relu && v < 0 {
-				v = 0
+		case res != nil:
+			pr := res[p : p+c : p+c]
+			for j, v := range px {
+				py[j] = (v-mean[j])*a[j] + beta[j] + pr[j]
 			}
-			py[j] = v
+		case relu:
+			for j, v := range px {
+				py[j] = max((v-mean[j])*a[j]+beta[j], 0)
+			}
+		default:
+			for j, v := range px {
+				py[j] = (v-mean[j])*a[j] + beta[j]
+			}
 		}
 	}
 }
@@ -94,25 +101,40 @@ func BatchNormGradSumsAdd[T Float](sdz, sdzx []float64, x, dy, y, mean []T) {
 	if y != nil {
 		y = y[:len(x)]
 	}
+	if y != nil {
+		// Concrete loops: a generic one would call a function per element
+		// to mask dy.
+		switch xs := any(x).(type) {
+		case []float32:
+			gradSumsReLU32(sdz, sdzx, xs, any(dy).([]float32), any(y).([]float32), any(mean).([]float32))
+		case []float64:
+			gradSumsReLU64(sdz, sdzx, xs, any(dy).([]float64), any(y).([]float64), any(mean).([]float64))
+		}
+		return
+	}
 	for p := 0; p < len(x); p += c {
 		px, pd := x[p:p+c:p+c], dy[p:p+c:p+c]
-		if y != nil {
-			py := y[p : p+c : p+c]
-			for j, v := range px {
-				if py[j] > 0 {
-					d := float64(pd[j])
-					sdz[j] += d
-					sdzx[j] += d * float64(v-mean[j])
-				}
-			}
-			continue
-		}
 		for j, v := range px {
 			d := float64(pd[j])
 			sdz[j] += d
 			sdzx[j] += d * float64(v-mean[j])
 		}
 	}
+}
+
+// reluPass32 is dy if y > 0, else 0: dy's bits masked, not a branch, since
+// the signs of y are random (ReLUGrad's trick).
+func reluPass32(y, dy float32) float32 {
+	b := int32(math.Float32bits(y))
+	m := uint32((-b &^ b) >> 31) // all ones exactly when b > 0
+	return math.Float32frombits(math.Float32bits(dy) & m)
+}
+
+// reluPass64 is reluPass32 in float64.
+func reluPass64(y, dy float64) float64 {
+	b := int64(math.Float64bits(y))
+	m := uint64((-b &^ b) >> 63)
+	return math.Float64frombits(math.Float64bits(dy) & m)
 }
 
 // BatchNormGradTo is a batch norm's input gradient on the pixels of one
@@ -131,26 +153,78 @@ func BatchNormGradSumsAdd[T Float](sdz, sdzx []float64, x, dy, y, mean []T) {
 func BatchNormGradTo[T Float](dst, x, dy, y, mean, k, ka, kb []T, w T) {
 	c := len(mean)
 	checkRows("BatchNormGradTo", len(x), c)
-	k, ka, kb = k[:c], ka[:c], kb[:c]
+	k, ka, kb, mean = k[:c], ka[:c], kb[:c], mean[:c]
 	dst, dy = dst[:len(x)], dy[:len(x)]
 	if y != nil {
 		y = y[:len(x)]
 	}
+	if y != nil {
+		switch xs := any(x).(type) {
+		case []float32:
+			gradReLU32(any(dst).([]float32), xs, any(dy).([]float32), any(y).([]float32), any(mean).([]float32),
+				any(k).([]float32), any(ka).([]float32), any(kb).([]float32), float32(w))
+		case []float64:
+			gradReLU64(any(dst).([]float64), xs, any(dy).([]float64), any(y).([]float64), any(mean).([]float64),
+				any(k).([]float64), any(ka).([]float64), any(kb).([]float64), float64(w))
+		}
+		return
+	}
 	for p := 0; p < len(x); p += c {
 		px, pd, po := x[p:p+c:p+c], dy[p:p+c:p+c], dst[p:p+c:p+c]
-		if y != nil {
-			py := y[p : p+c : p+c]
-			for j, v := range px {
-				d := pd[j]
-				if py[j] <= 0 {
-					d = 0
-				}
-				po[j] = k[j]*d - w*(ka[j]+kb[j]*(v-mean[j]))
-			}
-			continue
-		}
 		for j, v := range px {
 			po[j] = k[j]*pd[j] - w*(ka[j]+kb[j]*(v-mean[j]))
+		}
+	}
+}
+
+// gradSumsReLU32 is BatchNormGradSumsAdd's loop through a ReLU in float32;
+// keep in sync with gradSumsReLU64.
+func gradSumsReLU32(sdz, sdzx []float64, x, dy, y, mean []float32) {
+	c := len(sdz)
+	sdzx, mean, dy, y = sdzx[:c], mean[:c], dy[:len(x)], y[:len(x)]
+	for p := 0; p < len(x); p += c {
+		px, pd, py := x[p:p+c:p+c], dy[p:p+c:p+c], y[p:p+c:p+c]
+		for j, v := range px {
+			d := float64(reluPass32(py[j], pd[j]))
+			sdz[j] += d
+			sdzx[j] += d * float64(v-mean[j])
+		}
+	}
+}
+
+func gradSumsReLU64(sdz, sdzx []float64, x, dy, y, mean []float64) {
+	c := len(sdz)
+	sdzx, mean, dy, y = sdzx[:c], mean[:c], dy[:len(x)], y[:len(x)]
+	for p := 0; p < len(x); p += c {
+		px, pd, py := x[p:p+c:p+c], dy[p:p+c:p+c], y[p:p+c:p+c]
+		for j, v := range px {
+			d := reluPass64(py[j], pd[j])
+			sdz[j] += d
+			sdzx[j] += d * (v - mean[j])
+		}
+	}
+}
+
+// gradReLU32 is BatchNormGradTo's loop through a ReLU in float32; keep in
+// sync with gradReLU64.
+func gradReLU32(dst, x, dy, y, mean, k, ka, kb []float32, w float32) {
+	c := len(mean)
+	k, ka, kb, dst, dy, y = k[:c], ka[:c], kb[:c], dst[:len(x)], dy[:len(x)], y[:len(x)]
+	for p := 0; p < len(x); p += c {
+		px, pd, py, po := x[p:p+c:p+c], dy[p:p+c:p+c], y[p:p+c:p+c], dst[p:p+c:p+c]
+		for j, v := range px {
+			po[j] = k[j]*reluPass32(py[j], pd[j]) - w*(ka[j]+kb[j]*(v-mean[j]))
+		}
+	}
+}
+
+func gradReLU64(dst, x, dy, y, mean, k, ka, kb []float64, w float64) {
+	c := len(mean)
+	k, ka, kb, dst, dy, y = k[:c], ka[:c], kb[:c], dst[:len(x)], dy[:len(x)], y[:len(x)]
+	for p := 0; p < len(x); p += c {
+		px, pd, py, po := x[p:p+c:p+c], dy[p:p+c:p+c], y[p:p+c:p+c], dst[p:p+c:p+c]
+		for j, v := range px {
+			po[j] = k[j]*reluPass64(py[j], pd[j]) - w*(ka[j]+kb[j]*(v-mean[j]))
 		}
 	}
 }
