@@ -22,6 +22,10 @@ func BatchNormSumsAdd[T Float](sum, sq []float64, w float64, x []T) {
 	c := len(sum)
 	checkRows("BatchNormSumsAdd", len(x), c)
 	sq = sq[:c]
+	if xs, ok := any(x).([]float32); ok && useVector && hasAVX && c%4 == 0 {
+		bnSumsAVX32(sum, sq, w, xs)
+		return
+	}
 	for p := 0; p < len(x); p += c {
 		px := x[p : p+c : p+c]
 		for j, v := range px {
@@ -53,6 +57,14 @@ func BatchNormTo[T Float](dst, x, res, mean, a, beta []T, relu bool) {
 		res = res[:len(x)]
 	}
 	mean = mean[:c]
+	if xs, ok := any(x).([]float32); ok && useVector && hasAVX && c%8 == 0 {
+		floor := float32(math.Inf(-1))
+		if relu {
+			floor = 0
+		}
+		bnNormAVX32(any(dst).([]float32), xs, any(res).([]float32), any(mean).([]float32), any(a).([]float32), any(beta).([]float32), floor)
+		return
+	}
 	// max, not a branch: the signs are random, and a mispredicted branch
 	// per element costs more than the arithmetic.
 	for p := 0; p < len(x); p += c {
@@ -100,6 +112,10 @@ func BatchNormGradSumsAdd[T Float](sdz, sdzx []float64, x, dy, y, mean []T) {
 	dy = dy[:len(x)]
 	if y != nil {
 		y = y[:len(x)]
+	}
+	if xs, ok := any(x).([]float32); ok && useVector && hasAVX2 && c%8 == 0 {
+		bnGradSumsAVX32(sdz, sdzx, xs, any(dy).([]float32), any(y).([]float32), any(mean).([]float32))
+		return
 	}
 	if y != nil {
 		// Concrete loops: a generic one would call a function per element
@@ -157,6 +173,11 @@ func BatchNormGradTo[T Float](dst, x, dy, y, mean, k, ka, kb []T, w T) {
 	dst, dy = dst[:len(x)], dy[:len(x)]
 	if y != nil {
 		y = y[:len(x)]
+	}
+	if xs, ok := any(x).([]float32); ok && useVector && hasAVX2 && c%8 == 0 {
+		bnGradAVX32(any(dst).([]float32), xs, any(dy).([]float32), any(y).([]float32), any(mean).([]float32),
+			any(k).([]float32), any(ka).([]float32), any(kb).([]float32), float32(w))
+		return
 	}
 	if y != nil {
 		switch xs := any(x).(type) {

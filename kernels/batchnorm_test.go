@@ -128,6 +128,52 @@ func testBatchNormLoops[T kernels.Float](t *testing.T, c int, tol float64) {
 	}
 }
 
+// TestBatchNormLoopsVectorBits: the assembly loops give the Go loops'
+// bits (a zero's sign aside), for channel counts they take and those they
+// leave to Go.
+func TestBatchNormLoopsVectorBits(t *testing.T) {
+	for _, c := range []int{4, 8, 16, 24, 64, 12} {
+		d := newBNData[float32](11, c, uint64(c))
+		run := func(vector bool) (outs [][]float32, sums [][]float64) {
+			defer kernels.SetUseVector(kernels.SetUseVector(vector))
+			for _, relu := range []bool{false, true} {
+				for _, res := range [][]float32{nil, d.res} {
+					out := make([]float32, len(d.x))
+					kernels.BatchNormTo(out, d.x, res, d.mean, d.a, d.beta, relu)
+					outs = append(outs, out)
+				}
+			}
+			for _, y := range [][]float32{nil, d.y} {
+				out := make([]float32, len(d.x))
+				kernels.BatchNormGradTo(out, d.x, d.dy, y, d.mean, d.k, d.ka, d.kb, 0.75)
+				outs = append(outs, out)
+				a, b := make([]float64, c), make([]float64, c)
+				kernels.BatchNormGradSumsAdd(a, b, d.x, d.dy, y, d.mean)
+				sums = append(sums, a, b)
+			}
+			a, b := make([]float64, c), make([]float64, c)
+			kernels.BatchNormSumsAdd(a, b, 0.5, d.x)
+			return outs, append(sums, a, b)
+		}
+		goOuts, goSums := run(false)
+		vOuts, vSums := run(true)
+		for i := range goOuts {
+			for j, v := range goOuts[i] {
+				if vOuts[i][j] != v {
+					t.Fatalf("c=%d: output %d [%d]: vector %v, Go %v", c, i, j, vOuts[i][j], v)
+				}
+			}
+		}
+		for i := range goSums {
+			for j, v := range goSums[i] {
+				if vSums[i][j] != v {
+					t.Fatalf("c=%d: sums %d [%d]: vector %v, Go %v", c, i, j, vSums[i][j], v)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkBatchNorm times each loop on a ResNet stage's activations for
 // one replica's shard: 64 images of 28×28 pixels × 16 channels.
 func BenchmarkBatchNorm(b *testing.B) {
