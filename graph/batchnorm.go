@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gotrain/gotrain/kernels"
 )
@@ -109,7 +110,7 @@ func BatchNorm(x, sums, count, gamma, beta, residual *Node, eps float64, act Act
 		panic(shapeErr(g, op, fmt.Sprintf("want a scalar count, got shape %v", count.shape)))
 	case len(gamma.shape) != 1 || gamma.shape[0] != c || len(beta.shape) != 1 || beta.shape[0] != c:
 		panic(shapeErr(g, op, fmt.Sprintf("want gamma and beta of shape [%d] for x %v, got %v and %v", c, x.shape, gamma.shape, beta.shape)))
-	case residual != nil && !equalShapes(residual.shape, x.shape):
+	case residual != nil && !slices.Equal(residual.shape, x.shape):
 		panic(shapeErr(g, op, fmt.Sprintf("want a residual of x's shape %v, got %v", x.shape, residual.shape)))
 	case !(eps >= 0):
 		panic(shapeErr(g, op, fmt.Sprintf("want eps ≥ 0, got %v", eps)))
@@ -127,18 +128,6 @@ func BatchNorm(x, sums, count, gamma, beta, residual *Node, eps float64, act Act
 		return Activate(y, act)
 	}
 	return y
-}
-
-func equalShapes(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // batchNormSource returns the fused BatchNormSums node behind sums (itself,

@@ -1,10 +1,12 @@
 package graph_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -341,5 +343,42 @@ func TestIssue36BatchNormAllocatesNothing(t *testing.T) {
 				t.Errorf("%v fused %v: Run allocates %v times per call, want 0", dt, fused, got)
 			}
 		}
+	}
+}
+
+// TestIssue36BatchNormMisuse: shapes that do not fit are errors wrapping
+// ErrShape that name both.
+func TestIssue36BatchNormMisuse(t *testing.T) {
+	g := graph.New(graph.Float32)
+	x, mask := g.Placeholder("x", 2, 3, 4), g.Placeholder("mask", 2)
+	sums, count, c := graph.BatchNormSums(x, mask), g.Const(6), g.Placeholder("c", 4)
+	for _, tc := range []struct {
+		name string
+		fn   func()
+		want string
+	}{
+		{"sums rank", func() { graph.BatchNormSums(g.Placeholder("v", 4), g.Placeholder("m", 4)) },
+			"want x [batch, …, channels] and mask [batch], got [4] and [4]"},
+		{"mask", func() { graph.BatchNormSums(x, g.Placeholder("m", 3)) },
+			"want x [batch, …, channels] and mask [batch], got [2 3 4] and [3]"},
+		{"sums", func() { graph.BatchNorm(x, g.Placeholder("s", 2, 3), count, c, c, nil, 1e-3, graph.ReLU) },
+			"want sums of shape [2 4] for x [2 3 4], got [2 3]"},
+		{"count", func() { graph.BatchNorm(x, sums, g.Const(6, 2), c, c, nil, 1e-3, graph.ReLU) },
+			"want a scalar count, got shape [2]"},
+		{"gamma", func() { graph.BatchNorm(x, sums, count, g.Placeholder("g", 3), c, nil, 1e-3, graph.ReLU) },
+			"want gamma and beta of shape [4] for x [2 3 4], got [3] and [4]"},
+		{"residual", func() { graph.BatchNorm(x, sums, count, c, c, g.Placeholder("r", 2, 4, 3), 1e-3, graph.ReLU) },
+			"want a residual of x's shape [2 3 4], got [2 4 3]"},
+		{"eps", func() { graph.BatchNorm(x, sums, count, c, c, nil, math.NaN(), graph.ReLU) }, "want eps ≥ 0, got NaN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				err, _ := recover().(error)
+				if !errors.Is(err, graph.ErrShape) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("panic %v, want an ErrShape saying %q", err, tc.want)
+				}
+			}()
+			tc.fn()
+		})
 	}
 }
