@@ -51,8 +51,16 @@
 // and scatter-adds its gradient. DropoutMask draws a counter-based random mask
 // that depends only on (seed, stream, counter), the counter being read from a
 // node at each Run (AdvanceCounter moves it between Runs). MaskedSum is the
-// first moment of a batch whose rows are weighted by a mask (batch norm over
-// real rows only).
+// first moment of a batch whose rows are weighted by a mask.
+//
+// Batch norm over the real rows takes two passes each way (issue 36):
+// BatchNormSums, each channel's sum and sum of squares in one pass (which a
+// caller may AllReduce for statistics over replicas), then BatchNorm, which
+// normalizes, scales, shifts, adds a residual and applies a ReLU in one
+// pass; backward, one pass sums dz and dz·x̂ per channel (all-reduced
+// through the forward sums' collective), one writes dx. Those fused ops
+// are host-only: cuda builds compose the same functions of element-wise
+// ops, whose gradients flow through the sums by the chain rule.
 //
 // AllReduce joins the Programs of several replicas in the middle of their Runs
 // through a Collective the caller provides: each participant's Run blocks at

@@ -21,3 +21,25 @@ func ObserveConvs(f func(name, impl string)) (restore func()) {
 	convObserver = func(n *Node, impl string) { f(n.Name(), impl) }
 	return func() { convObserver = prev }
 }
+
+// FusedBatchNormBuilt reports whether this build's BatchNormSums and
+// BatchNorm build the fused ops (false under -tags cuda).
+const FusedBatchNormBuilt = !cudaBuild
+
+// SetFusedBatchNorm makes graphs built from now on use the fused batch norm
+// ops (on, where built) or their composition of element-wise ops (off, the
+// reference).
+func SetFusedBatchNorm(on bool) (restore func()) {
+	prev := fusedBatchNorm
+	fusedBatchNorm = on && FusedBatchNormBuilt
+	return func() { fusedBatchNorm = prev }
+}
+
+// StepOps returns the op name of each step p runs, in order.
+func StepOps(p *Program) []string {
+	var out []string
+	for _, s := range p.steps {
+		out = append(out, ops[s.n.op].name)
+	}
+	return out
+}

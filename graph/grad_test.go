@@ -347,6 +347,7 @@ func opCases() []opCase {
 	}
 	cases = append(cases, layerOpCases()...)
 	cases = append(cases, elemOpCases()...)
+	cases = append(cases, batchNormOpCases()...)
 	return append(cases, issue22OpCases()...)
 }
 

@@ -170,7 +170,7 @@ type Node struct {
 	// Shape, product, normalization and attention ops (issue 22).
 	perm []int    // Transpose: output axis i is input axis perm[i]
 	from int      // Slice and its gradient: the first index along axis
-	norm *normDef // LayerNorm, RMSNorm, their statistics and gradients
+	norm *normDef // LayerNorm, RMSNorm, BatchNorm, their statistics and gradients
 	// SelfAttention, its weights and its gradients: keys after the query
 	// are masked.
 	causal bool

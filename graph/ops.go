@@ -103,6 +103,11 @@ const (
 	opSelfAttn           // per head: weights·v, written in place among the heads
 	opSelfAttnScoresGrad // per head: softmax_grad(weights, dy·vᵀ)
 	opSelfAttnGrad       // qkv's gradient from qkv, the weights, the scores' gradient and dy
+	// Batch norm in two passes each way (batchnorm.go), CPU only.
+	opBatchNormSums     // [2, c]: Σ w·x and Σ w·x² per channel
+	opBatchNorm         // act(x̂·γ + β + residual)
+	opBatchNormGradSums // [2, c]: Σ dz and Σ dz·x̂ per channel
+	opBatchNormGrad     // dx from x, the statistics, γ, the mask, the all-reduced gradient sums and dy
 	numOps
 )
 

@@ -35,7 +35,8 @@ type opDef struct {
 	collective bool
 	// hostOnly marks ops with no CUDA kernel on purpose: graphs are built
 	// with them only in builds without -tags cuda (the oneDNN
-	// convolutions, conv.go), so a device never meets them.
+	// convolutions, conv.go; the fused batch norm, batchnorm.go), so a
+	// device never meets them.
 	hostOnly bool
 }
 
@@ -194,6 +195,11 @@ func init() {
 		opSelfAttn:           {name: "self_attention", cpu: cpu(selfAttnKernel, selfAttnKernel), grad: selfAttnGrad},
 		opSelfAttnScoresGrad: {name: "self_attention_scores_grad", cpu: cpu(selfAttnScoresGradKernel, selfAttnScoresGradKernel), backward: true},
 		opSelfAttnGrad:       {name: "self_attention_grad", cpu: cpu(selfAttnGradKernel, selfAttnGradKernel), backward: true},
+		// Batch norm (batchnorm.go); cuda builds compose it of the ops above.
+		opBatchNormSums:     {name: "batch_norm_sums", cpu: cpu(batchNormSumsKernel, batchNormSumsKernel), stopsGradient: true, hostOnly: true},
+		opBatchNorm:         {name: "batch_norm", cpu: cpu(batchNormKernel, batchNormKernel), grad: batchNormGrad, hostOnly: true},
+		opBatchNormGradSums: {name: "batch_norm_grad_sums", cpu: cpu(batchNormGradSumsKernel, batchNormGradSumsKernel), backward: true, hostOnly: true},
+		opBatchNormGrad:     {name: "batch_norm_grad", cpu: cpu(batchNormGradKernel, batchNormGradKernel), backward: true, hostOnly: true},
 	}
 	attachCUDA()
 }

@@ -218,3 +218,15 @@ func laneDotAVX32(x, y []float32, acc *[4]float64)
 
 //go:noescape
 func softmaxGradAVX32(dst, y, dy []float32, s float64)
+
+//go:noescape
+func bnNormAVX32(dst, x, res, mean, a, beta []float32, floor float32)
+
+//go:noescape
+func bnGradSumsAVX32(sdz, sdzx []float64, x, dy, y, mean []float32)
+
+//go:noescape
+func bnGradAVX32(dst, x, dy, y, mean, k, ka, kb []float32, w float32)
+
+//go:noescape
+func bnSumsAVX32(sum, sq []float64, w float64, x []float32)

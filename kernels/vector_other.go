@@ -66,3 +66,19 @@ func rowsAVX32(op Op, dst, a, v []float32, left bool) { panic("kernels: no assem
 func sumRowsAVX32(dst, x []float32) { panic("kernels: no assembly in this build") }
 
 func accRowsAVX32(acc []float64, f float64, x []float32) { panic("kernels: no assembly in this build") }
+
+func bnNormAVX32(dst, x, res, mean, a, beta []float32, floor float32) {
+	panic("kernels: no assembly in this build")
+}
+
+func bnGradSumsAVX32(sdz, sdzx []float64, x, dy, y, mean []float32) {
+	panic("kernels: no assembly in this build")
+}
+
+func bnGradAVX32(dst, x, dy, y, mean, k, ka, kb []float32, w float32) {
+	panic("kernels: no assembly in this build")
+}
+
+func bnSumsAVX32(sum, sq []float64, w float64, x []float32) {
+	panic("kernels: no assembly in this build")
+}

@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"slices"
+
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -14,10 +16,12 @@ import (
 // only (the step's mask excludes padding), over every axis but the last. With
 // SyncBatchStats they are taken over the real rows of all replicas together,
 // through a differentiable cross-replica sum (ReplicaContext.AllReduce), so N
-// replicas compute exactly what one replica computes on the global batch; the
-// mean and the variance are reduced one after the other (two passes), which
-// stays accurate in float32. Without it each replica normalizes its own
-// shard, as Keras does by default.
+// replicas compute exactly what one replica computes on the global batch.
+// Each channel's sum and sum of squares are taken in one pass and reduced
+// together (one all-reduce, as Keras's SyncBatchNormalization does); the
+// variance E[x²] - mean² loses accuracy in float32 only where a channel's
+// mean is many standard deviations from 0. Without it each replica
+// normalizes its own shard, as Keras does by default.
 //
 // The moving mean and variance are non-trainable variables updated once per
 // step, after every replica ran: moving = momentum·moving + (1-momentum)·batch,
@@ -111,19 +115,39 @@ func (l *BatchNormalizationLayer) OutputShape(in []int) []int { return append([]
 // naming the layer, if x's channels differ from the built ones, and with
 // ErrUsage if the layer is synced, training and ctx is nil.
 func (l *BatchNormalizationLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool) *Tensor {
+	return l.CallAct(ctx, x, nil, Linear, training)
+}
+
+// CallAct returns act(Call(x) + residual), residual nil for none: a
+// residual block's join, act(shortcut + bn(conv(x))), or the ReLU after a
+// batch norm. While training, the add and a ReLU run in the normalizing
+// pass (graph.BatchNorm), which saves a pass over the activations each and
+// their gradients' passes. It panics as Call does, and with an error
+// wrapping ErrUsage, naming the layer and both shapes, if residual's shape
+// is not x's.
+func (l *BatchNormalizationLayer) CallAct(ctx *strategy.ReplicaContext, x, residual *Tensor, act Activation, training bool) *Tensor {
 	shape := checkInput(l.name, x, -2, "[batch, ..., channels]")
 	l.Build(shape)
 	c := shape[len(shape)-1]
 	if want := l.gamma.Len(); c != want {
 		panic(shapeError("%s: want %d channels, got %d", l.name, want, c))
 	}
+	if residual != nil && !slices.Equal(residual.Shape(), shape) {
+		panic(usageError("%s: want a residual of the input's shape %v, got %v; project the shortcut to the branch's shape (a 1x1 Conv2D with its strides and filters)",
+			l.name, shape, residual.Shape()))
+	}
+	gact, softmax := act.fused()
 	g := graphOf(ctx, x)
 	restore := g.SetScope(l.name)
 	defer restore()
 	gamma, beta := g.Var(l.gamma), g.Var(l.beta)
 	if !training || l.frozen {
 		scale := graph.Div(gamma, graph.Sqrt(graph.Add(g.Var(l.movingVar), g.Const(l.epsilon))))
-		return graph.Add(graph.Mul(graph.Sub(x, g.Var(l.movingMean)), scale), beta)
+		y := graph.Add(graph.Mul(graph.Sub(x, g.Var(l.movingMean)), scale), beta)
+		if residual != nil {
+			y = graph.Add(y, residual)
+		}
+		return act.Apply(y)
 	}
 	if l.sync && ctx == nil {
 		panic(usageError("%s: synchronized batch statistics need the step's *strategy.ReplicaContext, got nil", l.name))
@@ -145,20 +169,21 @@ func (l *BatchNormalizationLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, 
 	// A replica whose shard is all padding has no statistics of its own;
 	// dividing by max(count, 1) keeps its (masked) outputs finite.
 	count = graph.Maximum(count, g.Const(1))
-	sum := graph.MaskedSum(x, mask)
+	// One pass for each channel's sum and sum of squares, one all-reduce of
+	// both when synced, one pass that normalizes (graph.BatchNorm).
+	sums := graph.BatchNormSums(x, mask)
 	if l.sync {
-		sum = ctx.AllReduce(strategy.Sum, sum)
+		sums = ctx.AllReduce(strategy.Sum, sums)
 	}
-	mean := graph.Div(sum, count)
-	centered := graph.Sub(x, mean)
-	sq := graph.MaskedSum(graph.Square(centered), mask)
-	if l.sync {
-		sq = ctx.AllReduce(strategy.Sum, sq)
+	if softmax {
+		gact = graph.Linear
 	}
-	variance := graph.Div(sq, count)
-	scale := graph.Div(gamma, graph.Sqrt(graph.Add(variance, g.Const(l.epsilon))))
-	y := graph.Add(graph.Mul(centered, scale), beta)
+	y := graph.BatchNorm(x, sums, count, gamma, beta, residual, l.epsilon, gact)
+	if softmax {
+		y = graph.Softmax(y)
+	}
 	if ctx != nil {
+		mean, variance := graph.BatchNormMoments(sums, count)
 		l.registerMovingUpdate(ctx, mean, variance)
 	}
 	return y

@@ -68,7 +68,9 @@
 // its shortcut and refuses two shapes, naming both. BatchNormalization with SyncBatchStats
 // computes its batch moments over the real rows of every replica through a
 // differentiable cross-replica sum (strategy.ReplicaContext.AllReduce), so
-// N replicas train exactly like one. Its moving statistics and Dropout's
+// N replicas train exactly like one; each channel's sum and sum of squares
+// are one pass and one all-reduce, and CallAct folds a residual add and the
+// ReLU after it into the normalizing pass. Its moving statistics and Dropout's
 // per-replica random stream are non-trainable variables updated once per
 // step, so a checkpoint restores them. SetTrainable(false) freezes a layer
 // (or a whole Sequential) between cells: its variables leave

@@ -145,6 +145,53 @@ func TestBatchNormForward(t *testing.T) {
 	}
 }
 
+// TestIssue36BatchNormCallAct: CallAct's fused residual add and ReLU give
+// what Call followed by nn.Add and a ReLU give, training (synced or not,
+// with the moving averages) and not, and with gradients that match.
+func TestIssue36BatchNormCallAct(t *testing.T) {
+	for _, sync := range []bool{false, true} {
+		for _, training := range []bool{true, false} {
+			t.Run(fmt.Sprintf("sync=%v/training=%v", sync, training), func(t *testing.T) {
+				s := newStrategy(t, strategy.WithReplicas(2))
+				var fused, plain *nn.BatchNormalizationLayer
+				s.Scope(func() {
+					opts := []nn.LayerOption{nn.BatchNormMomentum(0.9)}
+					if sync {
+						opts = append(opts, nn.SyncBatchStats())
+					}
+					fused, plain = nn.BatchNormalization(opts...), nn.BatchNormalization(opts...)
+				})
+				step := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+					res := graph.Scale(x, -0.7)
+					a := fused.CallAct(ctx, x, res, nn.ReLU, training)
+					b := graph.Activate(nn.Add(plain.Call(ctx, x, training), res), graph.ReLU)
+					w := graph.Mul(x, x) // weights the outputs unevenly, for the gradients
+					vars := append(fused.Variables()[:2], plain.Variables()[:2]...)
+					grads := ctx.Gradients(graph.Add(graph.Sum(graph.Mul(a, w)), graph.Sum(graph.Mul(b, w))), vars)
+					return graph.Concat(0, graph.Reshape(graph.Sub(a, b), -1),
+						graph.Sub(grads[0], grads[2]), graph.Sub(grads[1], grads[3]))
+				}
+				x := data.RandomNormal(36, 16, 2, 2, 3) // batches of 6, 6 and 4 (padded)
+				it := s.DistributeDataset(data.FromTensorSlices(x).Batch(6)).Iter()
+				for r := 0; it.Next(); r++ {
+					for _, v := range s.Run(step, it.Batch()).Values() {
+						for i, d := range v.Data {
+							if math.Abs(d) > 1e-12 {
+								t.Fatalf("step %d: fused minus composed [%d] = %v, want 0", r, i, d)
+							}
+						}
+					}
+				}
+				for i, v := range fused.Variables() {
+					if got, want := v.Value(), plain.Variables()[i].Value(); !slices.Equal(got, want) {
+						t.Errorf("%s = %v, want %v", v.Name(), got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
 // dropoutOutputs runs step on ones [12, 500], the same tensor on every
 // replica, and returns each replica's output.
 func dropoutOutputs(t *testing.T, s *strategy.Mirrored, step any) [][]float64 {
@@ -393,6 +440,12 @@ func TestLayerMisuse(t *testing.T) {
 			g := graph.New(graph.Float64)
 			s.Scope(func() { nn.BatchNormalization(nn.SyncBatchStats()).Call(nil, g.Placeholder("x", 2, 5), true) })
 		}, nn.ErrUsage, "nn: batch_normalization: synchronized batch statistics need the step's *strategy.ReplicaContext, got nil"},
+		{"bn residual shape", func() {
+			g := graph.New(graph.Float64)
+			s.Scope(func() {
+				nn.BatchNormalization(nn.Named("bn")).CallAct(nil, g.Placeholder("x", 2, 5), g.Placeholder("r", 2, 4), nn.ReLU, true)
+			})
+		}, nn.ErrUsage, "nn: bn: want a residual of the input's shape [2 5], got [2 4]; project the shortcut to the branch's shape (a 1x1 Conv2D with its strides and filters)"},
 		{"conv1d row stride", func() { nn.Conv1D(2, 3, nn.WithStrides(2, 2)) }, nn.ErrUsage,
 			"nn: Conv1D: want WithStrides(1, s) and WithDilation(1, d) (a sequence is one row), got strides 2, 2 and dilation 1, 1"},
 		{"dilation", func() { nn.WithDilation(1, 0) }, nn.ErrUsage, "nn: WithDilation: want dilation rates ≥ 1, got 1, 0"},

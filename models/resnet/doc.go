@@ -12,7 +12,8 @@
 // the image with stride 2, a 1x1 convolution projecting the shortcut where
 // the block changes the shape, a ReLU after each join, global average
 // pooling and a dense layer to the class logits. Convolutions before a
-// batch normalization have no bias.
+// batch normalization have no bias. The ReLUs and the joins run inside the
+// batch normalizations' normalizing passes (BatchNormalizationLayer.CallAct).
 //
 // # Use
 //

@@ -3,7 +3,6 @@ package resnet
 import (
 	"fmt"
 
-	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -46,24 +45,21 @@ func (c Config) Validate() error {
 // the shortcut x itself, or a 1x1 convolution and batch norm where the
 // block changes the shape.
 type Block struct {
-	name         string // the scope of the join, so that its error names the block
 	conv1, conv2 *nn.Conv2DLayer
 	bn1, bn2     *nn.BatchNormalizationLayer
 	proj         *nn.Conv2DLayer             // nil when the shapes agree
 	projBN       *nn.BatchNormalizationLayer // nil when the shapes agree
 }
 
-// Call implements nn.Model.
+// Call implements nn.Model. The ReLUs and the join run in the batch norms'
+// normalizing passes (nn.BatchNormalizationLayer.CallAct).
 func (b *Block) Call(ctx *strategy.ReplicaContext, x *nn.Tensor, training bool) *nn.Tensor {
-	h := graph.Activate(b.bn1.Call(ctx, b.conv1.Call(ctx, x, training), training), graph.ReLU)
-	h = b.bn2.Call(ctx, b.conv2.Call(ctx, h, training), training)
+	h := b.bn1.CallAct(ctx, b.conv1.Call(ctx, x, training), nil, nn.ReLU, training)
 	shortcut := x
 	if b.proj != nil {
 		shortcut = b.projBN.Call(ctx, b.proj.Call(ctx, x, training), training)
 	}
-	restore := h.Graph().SetScope(b.name)
-	defer restore()
-	return graph.Activate(nn.Add(shortcut, h), graph.ReLU)
+	return b.bn2.CallAct(ctx, b.conv2.Call(ctx, h, training), shortcut, nn.ReLU, training)
 }
 
 // Variables implements nn.Model.
@@ -125,7 +121,6 @@ func New(name string, c Config) (*ResNet, error) {
 				stride = 2
 			}
 			b := &Block{
-				name:  p[:len(p)-1],
 				conv1: conv(p+"conv_1", w, 3, stride),
 				bn1:   bn(p + "bn_1"),
 				conv2: conv(p+"conv_2", w, 3, 1),
@@ -148,7 +143,7 @@ func (m *ResNet) Config() Config { return m.cfg }
 // channels]. It panics with an error wrapping nn.ErrShape if x is not an
 // NHWC batch (the stem names its shape).
 func (m *ResNet) Call(ctx *strategy.ReplicaContext, x *nn.Tensor, training bool) *nn.Tensor {
-	h := graph.Activate(m.stemBN.Call(ctx, m.stem.Call(ctx, x, training), training), graph.ReLU)
+	h := m.stemBN.CallAct(ctx, m.stem.Call(ctx, x, training), nil, nn.ReLU, training)
 	for _, b := range m.blocks {
 		h = b.Call(ctx, h, training)
 	}
