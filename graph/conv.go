@@ -85,7 +85,7 @@ func newConvPrimitive[T Float](n *Node, kind dnnl.Kind, cout int) *dnnl.Conv {
 	if _, f32 := any(z).(float32); !f32 || !dnnl.Available {
 		return nil
 	}
-	c, err := dnnl.New(kind, n.win.geometry(cout), kind == dnnl.Forward && len(n.in) == 3, kind == dnnl.Forward && n.act == ReLU)
+	c, err := dnnl.New(kind, n.win.geometry(cout), kind == dnnl.Forward && len(n.in) == 3, kind == dnnl.Forward && n.act == ReLU, blas.Threads())
 	impl := "im2col"
 	if err == nil {
 		impl = c.Impl()

@@ -41,10 +41,10 @@ type Conv struct {
 	impl string
 }
 
-// New builds the primitive of kind for g; bias and relu apply to Forward
-// only (a bias added and a ReLU fused as a post-op). The error says what
-// oneDNN refused.
-func New(kind Kind, g Geometry, bias, relu bool) (*Conv, error) {
+// New builds the primitive of kind for g, to run on threads threads; bias
+// and relu apply to Forward only (a bias added and a ReLU fused as a
+// post-op). The error says what oneDNN refused.
+func New(kind Kind, g Geometry, bias, relu bool, threads int) (*Conv, error) {
 	if err := g.check(); err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func New(kind Kind, g Geometry, bias, relu bool) (*Conv, error) {
 		pt: C.longlong(g.PadT), pl: C.longlong(g.PadL), pb: C.longlong(pb), pr: C.longlong(pr),
 	}
 	var errBuf [256]C.char
-	c := C.gt_conv_create(C.int(kind), cg, cbool(bias), cbool(relu), &errBuf[0], C.size_t(len(errBuf)))
+	c := C.gt_conv_create(C.int(kind), cg, cbool(bias), cbool(relu), C.int(max(1, threads)), &errBuf[0], C.size_t(len(errBuf)))
 	if c == nil {
 		return nil, fmt.Errorf("dnnl: %v %v: %s", kind, g, C.GoString(&errBuf[0]))
 	}

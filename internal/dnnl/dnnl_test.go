@@ -87,7 +87,7 @@ func TestConvAgainstDefinition(t *testing.T) {
 			y[i] = max(0, y[i]+float64(b[i%g.K]))
 		}
 		for _, k := range []Kind{Forward, BackwardData, BackwardWeights} {
-			c, err := New(k, g, k == Forward, k == Forward)
+			c, err := New(k, g, k == Forward, k == Forward, 1)
 			if err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
@@ -121,15 +121,15 @@ func TestNewRejects(t *testing.T) {
 	g := Geometry{N: 1, H: 4, W: 4, C: 1, K: 1, KH: 3, KW: 3, OH: 2, OW: 2, SH: 1, SW: 1, DH: 1, DW: 1}
 	bad := g
 	bad.SH = 0
-	if _, err := New(Forward, bad, false, false); err == nil || !strings.Contains(err.Error(), "stride") {
+	if _, err := New(Forward, bad, false, false, 1); err == nil || !strings.Contains(err.Error(), "stride") {
 		t.Errorf("stride 0: got %v, want an error naming the stride", err)
 	}
-	if _, err := New(BackwardData, g, true, false); err == nil {
+	if _, err := New(BackwardData, g, true, false, 1); err == nil {
 		t.Errorf("bias on backward-data: got no error")
 	}
 	wrong := g
 	wrong.OH = 5 // not what the padding and strides give
-	if _, err := New(Forward, wrong, false, false); err == nil {
+	if _, err := New(Forward, wrong, false, false, 1); err == nil {
 		t.Errorf("inconsistent output size: got no error")
 	}
 }

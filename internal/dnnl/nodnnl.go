@@ -14,7 +14,7 @@ func Version() string { return "none" }
 type Conv struct{}
 
 // New returns ErrUnavailable in a build without oneDNN.
-func New(Kind, Geometry, bool, bool) (*Conv, error) { return nil, ErrUnavailable }
+func New(Kind, Geometry, bool, bool, int) (*Conv, error) { return nil, ErrUnavailable }
 
 // Impl returns "".
 func (*Conv) Impl() string { return "" }

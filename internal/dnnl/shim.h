@@ -69,8 +69,12 @@ static void *gt_alloc(size_t n) {
 // gt_conv_create builds the primitive of kind for g, with bias (forward
 // only) and a fused ReLU (forward only), and writes the oneDNN error into
 // err on failure.
-static gt_conv *gt_conv_create(int kind, gt_geom g, int with_bias, int relu, char *err, size_t errlen) {
+static gt_conv *gt_conv_create(int kind, gt_geom g, int with_bias, int relu, int nthreads, char *err, size_t errlen) {
 	gt_conv *c = calloc(1, sizeof *c);
+	// A jit primitive takes its thread count when it is created, and runs
+	// that many threads whatever the caller's count then: created with the
+	// default (every core), each of two replicas ran two threads.
+	omp_set_num_threads(nthreads);
 	dnnl_primitive_attr_t attr = NULL;
 	dnnl_post_ops_t po = NULL;
 	dnnl_primitive_desc_t fwd_pd = NULL, pd = NULL, rpd = NULL;
