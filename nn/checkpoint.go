@@ -106,21 +106,9 @@ func SaveCheckpoint(path string, src VariableSource) (err error) {
 		return checkpointError(path, "want a strategy, model or VariableList to save, got nil")
 	}
 	if s := workersOf(src.Variables()); s != nil {
-		if s.WorkerID() == 0 {
-			err = saveCheckpoint(path, src.Variables())
-		}
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-		}
-		shared, berr := s.BroadcastFromChief([]byte(msg))
-		switch {
-		case berr != nil:
-			return checkpointIOError(path, "agree on the save", berr)
-		case s.WorkerID() != 0 && len(shared) > 0:
-			return checkpointError(path, "worker 0 could not save it: %s", shared)
-		}
-		return err
+		return onChief(s, func() error { return saveCheckpoint(path, src.Variables()) },
+			func(doing string, err error) error { return checkpointIOError(path, doing, err) },
+			func(msg string) error { return checkpointError(path, "worker 0 could not save it: %s", msg) })
 	}
 	return saveCheckpoint(path, src.Variables())
 }
@@ -297,6 +285,28 @@ func readCheckpointFor(path string, vars []*Variable) ([]CheckpointEntry, error)
 		return nil, err
 	}
 	return parseCheckpoint(path, b)
+}
+
+// onChief runs save on worker 0 of s and returns its outcome on every
+// worker: worker 0's own error, and on the others failed's when worker 0
+// failed. ioErr makes the error of a failed agreement.
+func onChief(s *strategy.Mirrored, save func() error, ioErr func(doing string, err error) error, failed func(msg string) error) error {
+	var err error
+	if s.WorkerID() == 0 {
+		err = save()
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	shared, berr := s.BroadcastFromChief([]byte(msg))
+	switch {
+	case berr != nil:
+		return ioErr("agree on the save", berr)
+	case s.WorkerID() != 0 && len(shared) > 0:
+		return failed(string(shared))
+	}
+	return err
 }
 
 // fromChief returns the bytes of the file at path as worker 0 of s read

@@ -83,25 +83,14 @@ func SaveSafetensors(path string, src VariableSource, opts ...SafetensorsOption)
 		return safetensorsError(path, "want a strategy, model or VariableList to save, got nil")
 	}
 	vars := src.Variables()
+	c := newSafetensorsConfig(opts)
 	s := workersOf(vars)
-	if s == nil || s.WorkerID() == 0 {
-		err = saveSafetensors(path, vars, newSafetensorsConfig(opts))
-	}
 	if s == nil {
-		return err
+		return saveSafetensors(path, vars, c)
 	}
-	msg := ""
-	if err != nil {
-		msg = err.Error()
-	}
-	shared, berr := s.BroadcastFromChief([]byte(msg))
-	switch {
-	case berr != nil:
-		return safetensorsIOError(path, "agree on the save", berr)
-	case s.WorkerID() != 0 && len(shared) > 0:
-		return safetensorsError(path, "worker 0 could not save it: %s", shared)
-	}
-	return err
+	return onChief(s, func() error { return saveSafetensors(path, vars, c) },
+		func(doing string, err error) error { return safetensorsIOError(path, doing, err) },
+		func(msg string) error { return safetensorsError(path, "worker 0 could not save it: %s", msg) })
 }
 
 func saveSafetensors(path string, vars []*Variable, c safetensorsConfig) error {
