@@ -1,10 +1,6 @@
 package cells_test
 
-import (
-	"context"
-	"strings"
-	"testing"
-)
+import "testing"
 
 // TestIssue24LateBinding runs sessions whose later cells declare names
 // again and checks what earlier cells' functions see, as a notebook user
@@ -13,10 +9,7 @@ import (
 // leaves earlier functions on the old one, and one note names them; no
 // note where nothing differs.
 func TestIssue24LateBinding(t *testing.T) {
-	type cell struct {
-		code, out string
-		notes     []string
-	}
+	type cell = sessionCell
 	for _, tt := range []struct {
 		name  string
 		cells []cell
@@ -80,18 +73,6 @@ func TestIssue24LateBinding(t *testing.T) {
 			{code: "type config struct{ name string; port int }"},
 		}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newSession(t)
-			for i, c := range tt.cells {
-				cell, err := s.c.Compile(context.Background(), c.code)
-				if err != nil {
-					t.Fatalf("cell %d %q: %v", i+1, c.code, err)
-				}
-				if strings.Join(cell.Notices, "\n") != strings.Join(c.notes, "\n") {
-					t.Errorf("cell %d %q: notes %q, want %q", i+1, c.code, cell.Notices, c.notes)
-				}
-				s.want(c.code, c.out)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { runCells(t, tt.cells, nil) })
 	}
 }

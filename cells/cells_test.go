@@ -87,6 +87,42 @@ func (s *session) run(code string) (string, error) {
 	return out.String(), nil
 }
 
+// sessionCell is one cell of a table-driven session: what it prints, the
+// notes it compiles with, or, when err is set, a substring of the error
+// it is refused with.
+type sessionCell struct {
+	code, out string
+	notes     []string
+	err       string
+}
+
+// runCells compiles and runs cells in a fresh session, checking each one's
+// notes and output or its error; check, when not nil, looks at each cell
+// compiled.
+func runCells(t *testing.T, cs []sessionCell, check func(i int, cell *cells.Cell)) {
+	t.Helper()
+	s := newSession(t)
+	for i, c := range cs {
+		cell, err := s.c.Compile(context.Background(), c.code)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("cell %d %q: error %v, want one with %q", i+1, c.code, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("cell %d %q: %v", i+1, c.code, err)
+		}
+		if strings.Join(cell.Notices, "\n") != strings.Join(c.notes, "\n") {
+			t.Errorf("cell %d %q: notes\n%q, want\n%q", i+1, c.code, cell.Notices, c.notes)
+		}
+		if check != nil {
+			check(i, cell)
+		}
+		s.want(c.code, c.out)
+	}
+}
+
 func (s *session) want(code, want string) {
 	s.t.Helper()
 	got, err := s.run(code)

@@ -165,11 +165,7 @@ func selectorRoots(f *ast.File) map[string]bool {
 
 // isView reports whether obj was declared by an earlier cell.
 func (g *generator) isView(obj types.Object) bool {
-	if obj == nil || obj.Pkg() != g.u.pkg || !obj.Pos().IsValid() {
-		return false
-	}
-	_, ok := g.c.viewCell(obj.Pos())
-	return ok
+	return obj != nil && obj.Pkg() == g.u.pkg && g.c.inView(obj)
 }
 
 // isPkgLevel reports whether obj is a top-level name of the cells.

@@ -1,12 +1,12 @@
 package cells_test
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
 
+	"github.com/gotrain/gotrain/cells"
 	"github.com/gotrain/gotrain/cells/rt"
 	"github.com/gotrain/gotrain/internal/stepdeps"
 )
@@ -16,10 +16,7 @@ import (
 // before or after, called directly, through an earlier cell's function or
 // method, a method value or an interface; nothing declares the type again.
 func TestIssue30Methods(t *testing.T) {
-	type cell struct {
-		code, out string
-		notes     []string
-	}
+	type cell = sessionCell
 	for _, tt := range []struct {
 		name  string
 		cells []cell
@@ -49,20 +46,11 @@ func TestIssue30Methods(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSession(t)
-			for i, c := range tt.cells {
-				cell, err := s.c.Compile(context.Background(), c.code)
-				if err != nil {
-					t.Fatalf("cell %d: %v\n%s", i+1, err, c.code)
-				}
-				if strings.Join(cell.Notices, "\n") != strings.Join(c.notes, "\n") {
-					t.Errorf("cell %d notes %q, want %q", i+1, cell.Notices, c.notes)
-				}
+			runCells(t, tt.cells, func(i int, cell *cells.Cell) {
 				if i > 0 && strings.Contains(cell.Source(), "\ntype ") {
 					t.Errorf("cell %d declares a type again:\n%s", i+1, cell.Source())
 				}
-				s.want(c.code, c.out)
-			}
+			})
 		})
 	}
 }
@@ -103,11 +91,7 @@ func TestIssue30StepWatchesMethods(t *testing.T) {
 // names one of those is refused, naming the cell to run again, so that no
 // value made afterwards mixes old code and new.
 func TestIssue30NewType(t *testing.T) {
-	type cell struct {
-		code, out string
-		notes     []string
-		err       string // a substring of the cell's error
-	}
+	type cell = sessionCell
 	const box = "import \"fmt\"\ntype T struct{ n int }\nfunc (t *T) Hello() string { return \"old\" }\ntype Box struct{ t *T }\nfunc (b *Box) Say() string { return b.t.Hello() }\nfunc newBox() *Box { return &Box{&T{}} }\nfunc speak() string { return newBox().Say() }\nfunc other() int { return 1 }\nbox := newBox()\ntaken := box.t\nn := 3"
 	for _, tt := range []struct {
 		name  string
@@ -152,24 +136,6 @@ func TestIssue30NewType(t *testing.T) {
 			{code: "func (p P) Get() int { return p.x * p.y }\nfmt.Println(twice(P{2, 5}))", out: "20\n"},
 		}},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newSession(t)
-			for i, c := range tt.cells {
-				cell, err := s.c.Compile(context.Background(), c.code)
-				if c.err != "" {
-					if err == nil || !strings.Contains(err.Error(), c.err) {
-						t.Fatalf("cell %d %q: error %v, want one with %q", i+1, c.code, err, c.err)
-					}
-					continue
-				}
-				if err != nil {
-					t.Fatalf("cell %d %q: %v", i+1, c.code, err)
-				}
-				if strings.Join(cell.Notices, "\n") != strings.Join(c.notes, "\n") {
-					t.Errorf("cell %d notes\n%q, want\n%q", i+1, cell.Notices, c.notes)
-				}
-				s.want(c.code, c.out)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { runCells(t, tt.cells, nil) })
 	}
 }
