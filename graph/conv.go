@@ -19,13 +19,16 @@ import (
 var convOneDNN = dnnl.Available && !cudaBuild
 
 // ConvBackend describes how float32 convolutions run in this build, for
-// `gotrain version` and session start: "oneDNN 2.6.3 (omp)" or a line
-// saying they use im2col and BLAS.
-func ConvBackend() string {
-	if convOneDNN {
-		return dnnl.Version()
+// `gotrain version` and session start: "oneDNN 2.6.3 (omp)", or a line
+// saying they use im2col and BLAS, with oneDNN false.
+func ConvBackend() (desc string, oneDNN bool) {
+	switch {
+	case convOneDNN:
+		return dnnl.Version(), true
+	case cudaBuild:
+		return "im2col + BLAS (cuda builds keep them, as their devices have no oneDNN ops)", false
 	}
-	return "im2col + BLAS (this build has no oneDNN)"
+	return "im2col + BLAS (this build has no oneDNN: install/setup.sh installs libdnnl-dev, and a build with cgo uses it)", false
 }
 
 // convObserver, when set (tests), hears the implementation each conv

@@ -237,8 +237,8 @@ func TestIssue36BadConvNamesLayerAndShapes(t *testing.T) {
 // TestIssue36ConvBackend: `gotrain version` says whether convolutions use
 // oneDNN, from ConvBackend.
 func TestIssue36ConvBackend(t *testing.T) {
-	got := graph.ConvBackend()
-	if strings.HasPrefix(got, "oneDNN ") != graph.ConvOneDNNBuilt {
-		t.Errorf("ConvBackend() = %q in a build where oneDNN convolutions are %v", got, graph.ConvOneDNNBuilt)
+	got, oneDNN := graph.ConvBackend()
+	if oneDNN != graph.ConvOneDNNBuilt || strings.HasPrefix(got, "oneDNN ") != oneDNN {
+		t.Errorf("ConvBackend() = %q, %v in a build where oneDNN convolutions are %v", got, oneDNN, graph.ConvOneDNNBuilt)
 	}
 }

@@ -233,6 +233,9 @@ func handleKernelInfo(k *Kernel, r *request) {
 	if banner == "" {
 		banner = "gotrain " + version + " — Go " + goVersion() + ", interactive data-parallel training"
 	}
+	if k.cfg.Notice != "" {
+		banner += "\n" + k.cfg.Notice
+	}
 	k.reply(r.ch, r.msg, "kernel_info_reply", kernelInfoContent{
 		Status:                "ok",
 		ProtocolVersion:       protocolVersion,
@@ -277,6 +280,10 @@ func handleExecute(k *Kernel, r *request) {
 		k.publish(r.msg, "execute_input", executeInputContent{Code: c.Code, ExecutionCount: n})
 	}
 	out := &cellOutput{k: k, parent: r.msg, silent: c.Silent, allowStdin: allowStdin}
+	if k.cfg.Notice != "" && !c.Silent && !k.noticed {
+		k.noticed = true
+		out.Stream("stderr", k.cfg.Notice+"\n")
+	}
 	res := k.execute(ExecuteRequest{
 		Code:           c.Code,
 		Silent:         c.Silent,

@@ -47,6 +47,11 @@ type Config struct {
 	Version string
 	// Banner is shown by consoles at start-up; empty means a default.
 	Banner string
+	// Notice, when set, is what this build lacks that a user would
+	// otherwise find out as slowness or a refusal. It ends the banner, and
+	// the first cell that is not silent shows it on stderr, once, so a
+	// notebook shows it too.
+	Notice string
 	// CommTargets are the comm targets a front end may open, by name.
 	CommTargets map[string]CommOpenFunc
 	// ReplayWindow is how long the kernel remembers the header (msg_id,
@@ -101,6 +106,9 @@ type Kernel struct {
 
 	// Owned by the shell worker goroutine.
 	count int // the execution count the next stored cell gets
+	// noticed: Config.Notice has been shown by a cell. Shell handlers
+	// run one at a time, so it needs no lock.
+	noticed bool
 
 	mu struct {
 		sync.Mutex

@@ -860,3 +860,50 @@ func BenchmarkExecuteRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// TestIssue36Notice: a build's notice ends the banner and is shown on
+// stderr under the first cell that is not silent, and under no other.
+func TestIssue36Notice(t *testing.T) {
+	const notice = "float32 convolutions run on im2col + BLAS"
+	h := start(t, func(c *kernel.Config) { c.Notice = notice })
+	id, _ := h.c.Send(kt.Shell, "kernel_info_request", obj{})
+	info, err := h.c.ReplyTo(kt.Shell, id, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if banner, _ := info.Content["banner"].(string); !strings.HasSuffix(banner, "\n"+notice) {
+		t.Errorf("banner = %q, want it to end with the notice", banner)
+	}
+	stderr := func(code string, silent bool) []string {
+		t.Helper()
+		id, _ := h.c.Send(kt.Shell, "execute_request", obj{"code": code, "silent": silent})
+		if _, err := h.c.ReplyTo(kt.Shell, id, wait); err != nil {
+			t.Fatal(err)
+		}
+		io, err := h.c.WaitIdle(id, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range io {
+			if m.Type() == "stream" && m.Content["name"] == "stderr" {
+				got = append(got, m.Content["text"].(string))
+			}
+		}
+		return got
+	}
+	for i, c := range []struct {
+		code   string
+		silent bool
+		want   []string
+	}{
+		{"1+1", true, nil}, // a silent cell shows nothing, the notice waits
+		{"1+1", false, []string{notice + "\n"}},
+		{"1+1", false, nil},
+		{"print", false, nil},
+	} {
+		if got := stderr(c.code, c.silent); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("cell %d (%q, silent %v): stderr %q, want %q", i, c.code, c.silent, got, c.want)
+		}
+	}
+}

@@ -47,6 +47,7 @@ go test -race -count=1 -timeout 40m ./...
 section "other builds: pure-Go BLAS (noopenblas), convolutions without oneDNN (nodnnl), no assembly (noasm), invariant checks (invariants)"
 go test -count=1 -tags noopenblas ./internal/blas/ ./graph/ ./strategy/
 go test -count=1 -tags nodnnl ./internal/dnnl/ ./graph/ ./models/resnet/
+go test -count=1 -tags nodnnl -run TestIssue36BuildNotice ./cmd/gotrain/
 go test -count=1 -tags noasm ./kernels/ ./nn/
 go test -count=1 -tags invariants ./strategy/ ./nn/
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gotrain/gotrain/cells"
+	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/install"
 	"github.com/gotrain/gotrain/internal/mpi"
 	"github.com/gotrain/gotrain/kernel"
@@ -55,6 +56,10 @@ func runKernel(args []string, _, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// The workers are this binary, and their cells are built on its runtime.
 	logger.Info("gotrain: starting", "version", version, "runtime", cells.Runtime())
+	notice := buildNotice()
+	if notice != "" {
+		logger.Warn("gotrain: " + notice)
+	}
 	if err := kernel.CheckConnectionFileMode(fs.Arg(0)); err != nil {
 		logger.Warn("gotrain: " + err.Error())
 	}
@@ -82,6 +87,7 @@ func runKernel(args []string, _, stderr io.Writer) error {
 		HistoryFile:   historyFile(logger),
 		Version:       version,
 		AllowUnsigned: *allowUnsigned,
+		Notice:        notice,
 	}, sess)
 	if err != nil {
 		return err
@@ -192,4 +198,14 @@ func historyFile(logger *slog.Logger) string {
 		return ""
 	}
 	return filepath.Join(dir, "history.jsonl")
+}
+
+// buildNotice says what this build lacks that a user would otherwise find
+// out as slowness, or "" when it lacks nothing: the kernel logs it, ends its
+// banner with it, and shows it under the session's first cell.
+func buildNotice() string {
+	if conv, oneDNN := graph.ConvBackend(); !oneDNN {
+		return "float32 convolutions on the CPU run on " + conv + ", about 3x slower than through oneDNN"
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ func runVersion(args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("gotrain version: takes no arguments, got %q", args)
 	}
 	fmt.Fprintf(stdout, "gotrain %s (%s %s/%s)\nruntime: %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, cells.Runtime())
-	fmt.Fprintf(stdout, "convolutions (float32, CPU): %s\n", graph.ConvBackend())
+	conv, _ := graph.ConvBackend()
+	fmt.Fprintf(stdout, "convolutions (float32, CPU): %s\n", conv)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gotrain/gotrain/cells"
+	"github.com/gotrain/gotrain/graph"
 )
 
 // TestIssue30VersionSaysRuntime: `gotrain version` names the runtime the
@@ -67,4 +68,18 @@ func TestIssue30KernelLogsRuntime(t *testing.T) {
 		b, _ := os.ReadFile(logFile)
 		return string(b), strings.Contains(string(b), want)
 	})
+}
+
+// TestIssue36BuildNotice: a build without oneDNN says so at session start
+// (the kernel shows buildNotice under the first cell), and one with it says
+// nothing. The test command runs this under -tags nodnnl too.
+func TestIssue36BuildNotice(t *testing.T) {
+	conv, oneDNN := graph.ConvBackend()
+	notice := buildNotice()
+	if oneDNN != (notice == "") {
+		t.Errorf("buildNotice() = %q in a build whose convolutions are %q", notice, conv)
+	}
+	if !oneDNN && !strings.Contains(notice, conv) {
+		t.Errorf("buildNotice() = %q, want it to name the convolutions' backend %q", notice, conv)
+	}
 }
