@@ -31,10 +31,21 @@ func ConvBackend() (desc string, oneDNN bool) {
 	return "im2col + BLAS (this build has no oneDNN: install/setup.sh installs libdnnl-dev, and a build with cgo uses it)", false
 }
 
-// convObserver, when set (tests), hears the implementation each conv
-// kernel picked when it is compiled: oneDNN's name, or "im2col" where
-// oneDNN refused the shape and the kernel fell back.
-var convObserver func(n *Node, impl string)
+// convObserver is ObserveConvs's f.
+var convObserver func(node string, c *dnnl.Conv)
+
+// ObserveConvs calls f, until restore, with each oneDNN primitive a
+// Program's conv ops build as it is compiled: the node's name and the
+// primitive, nil where oneDNN refused the shape and the op falls back to
+// im2col. It is for tests (which implementation each layer got) and
+// gotrain bench resnet (each convolution of a step, timed). Replicas
+// compile at once, so f may be called concurrently; set and restore it
+// while no Program compiles.
+func ObserveConvs(f func(node string, c *dnnl.Conv)) (restore func()) {
+	prev := convObserver
+	convObserver = f
+	return func() { convObserver = prev }
+}
 
 // conv adds the conv node for x ⋆ w (+ b) through act on window win;
 // Conv2DDilated has checked the shapes. ReLU is fused into the primitive;
@@ -88,13 +99,10 @@ func newConvPrimitive[T Float](n *Node, kind dnnl.Kind, cout int) *dnnl.Conv {
 	if _, f32 := any(z).(float32); !f32 || !dnnl.Available {
 		return nil
 	}
-	c, err := dnnl.New(kind, n.win.geometry(cout), kind == dnnl.Forward && len(n.in) == 3, kind == dnnl.Forward && n.act == ReLU, blas.Threads())
-	impl := "im2col"
-	if err == nil {
-		impl = c.Impl()
-	}
+	// A shape oneDNN refuses is one the im2col kernel computes: c is nil.
+	c, _ := dnnl.New(kind, n.win.geometry(cout), kind == dnnl.Forward && len(n.in) == 3, kind == dnnl.Forward && n.act == ReLU, blas.Threads())
 	if convObserver != nil {
-		convObserver(n, impl)
+		convObserver(n.Name(), c)
 	}
 	return c
 }

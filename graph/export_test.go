@@ -14,14 +14,6 @@ func SetConvOneDNN(on bool) (restore func()) {
 	return func() { convOneDNN = prev }
 }
 
-// ObserveConvs calls f with each conv kernel's node name and the
-// implementation it picked, as Compile builds it.
-func ObserveConvs(f func(name, impl string)) (restore func()) {
-	prev := convObserver
-	convObserver = func(n *Node, impl string) { f(n.Name(), impl) }
-	return func() { convObserver = prev }
-}
-
 // FusedBatchNormBuilt reports whether this build's BatchNormSums and
 // BatchNorm build the fused ops (false under -tags cuda).
 const FusedBatchNormBuilt = !cudaBuild

@@ -22,6 +22,29 @@ var hasAVX2 = func() bool {
 	return ebx&(1<<5) != 0
 }()
 
+// hasFMALoop reports whether FMAPeak's loop can run: AVX and FMA3.
+var hasFMALoop = func() bool {
+	_, _, ecx, _ := cpuid(1, 0)
+	return hasAVX && ecx&(1<<12) != 0
+}()
+
+// hasFMALoop512 reports whether FMAPeak's 16-wide loop can run: AVX-512F,
+// and an OS that saves the mask and upper ZMM registers.
+var hasFMALoop512 = func() bool {
+	if !hasFMALoop {
+		return false
+	}
+	_, ebx, _, _ := cpuid(7, 0)
+	eax, _ := xgetbv()
+	return ebx&(1<<16) != 0 && eax&0xe6 == 0xe6
+}()
+
+// fmaLoop and fmaLoop512 run n iterations of FMAPeak's loop, 8 and 16
+// lanes wide (peak_amd64.s).
+func fmaLoop(n int)
+
+func fmaLoop512(n int)
+
 //go:noescape
 func adamAVX32(w, g, m, v []float32, k *adamConsts[float32])
 

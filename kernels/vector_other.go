@@ -19,6 +19,12 @@ func addReLUVector[T Float](dst, a, b []T) int { return 0 }
 
 const hasAVX2 = false
 
+const hasFMALoop, hasFMALoop512 = false, false
+
+func fmaLoop(int) {}
+
+func fmaLoop512(int) {}
+
 func geluAVX32(out, x []float32, k *polyConsts) { panic("kernels: no assembly in this build") }
 
 func geluGradAVX32(out, x, dy []float32, k *polyConsts) {

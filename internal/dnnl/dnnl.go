@@ -11,6 +11,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"time"
 	"unsafe"
 )
 
@@ -80,6 +81,9 @@ func cbool(b bool) C.int {
 // im2col fallback.
 func (c *Conv) Impl() string { return c.impl }
 
+// Kind returns which primitive c runs.
+func (c *Conv) Kind() Kind { return c.kind }
+
 // Geometry returns the shape c was built for.
 func (c *Conv) Geometry() Geometry { return c.g }
 
@@ -96,7 +100,7 @@ func (c *Conv) Forward(y, x, w, b []float32, threads int) {
 		}
 		bp = unsafe.Pointer(&b[0])
 	}
-	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&w[0]), bp, threads)
+	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&w[0]), bp, threads, true)
 	runtime.KeepAlive(b)
 }
 
@@ -106,7 +110,7 @@ func (c *Conv) Forward(y, x, w, b []float32, threads int) {
 // wrong.
 func (c *Conv) BackwardData(dx, dy, w []float32, threads int) {
 	c.want(BackwardData, "dx", len(dx), c.g.inLen(), "dy", len(dy), c.g.outLen(), "w", len(w), c.g.wLen())
-	c.exec(unsafe.Pointer(&dy[0]), unsafe.Pointer(&dx[0]), unsafe.Pointer(&w[0]), nil, threads)
+	c.exec(unsafe.Pointer(&dy[0]), unsafe.Pointer(&dx[0]), unsafe.Pointer(&w[0]), nil, threads, true)
 }
 
 // BackwardWeights computes dw [KH,KW,C,K], the gradient of the weights,
@@ -115,16 +119,46 @@ func (c *Conv) BackwardData(dx, dy, w []float32, threads int) {
 // is wrong.
 func (c *Conv) BackwardWeights(dw, x, dy []float32, threads int) {
 	c.want(BackwardWeights, "dw", len(dw), c.g.wLen(), "x", len(x), c.g.inLen(), "dy", len(dy), c.g.outLen())
-	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&dy[0]), unsafe.Pointer(&dw[0]), nil, threads)
+	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&dy[0]), unsafe.Pointer(&dw[0]), nil, threads, true)
 }
 
-func (c *Conv) exec(a, b, w, bias unsafe.Pointer, threads int) {
+// Time runs c reps times on buffers of its own with threads threads, as
+// Forward, BackwardData or BackwardWeights do (call), and then the
+// primitive alone, without the reorders between HWIO and oneDNN's weights
+// format (primitive: oneDNN's own figure for the shape), and returns the
+// mean of each. gotrain bench resnet shows both, so what the binding costs
+// over oneDNN is seen.
+func (c *Conv) Time(reps, threads int) (call, primitive time.Duration) {
+	a, b := make([]float32, max(c.g.inLen(), c.g.outLen())), make([]float32, max(c.g.inLen(), c.g.outLen()))
+	w, bias := make([]float32, c.g.wLen()), make([]float32, c.g.K)
+	for i := range a {
+		a[i], b[i] = float32(i%13)*0.1-0.6, float32(i%7)*0.1-0.3
+	}
+	for i := range w {
+		w[i] = float32(i%5)*0.1 - 0.2
+	}
+	var bp unsafe.Pointer
+	if c.c.bias != nil {
+		bp = unsafe.Pointer(&bias[0])
+	}
+	run := func(reorders bool) time.Duration {
+		c.exec(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&w[0]), bp, threads, reorders) // warm
+		start := time.Now()
+		for range reps {
+			c.exec(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&w[0]), bp, threads, reorders)
+		}
+		return time.Since(start) / time.Duration(max(1, reps))
+	}
+	return run(true), run(false)
+}
+
+func (c *Conv) exec(a, b, w, bias unsafe.Pointer, threads int, reorders bool) {
 	if threads < 1 {
 		threads = 1
 	}
 	// The pointers are Go memory, which does not move; the C side keeps
 	// them only for the length of this call.
-	if st := C.gt_conv_exec(c.c, a, b, w, bias, C.int(threads)); st != 0 {
+	if st := C.gt_conv_exec(c.c, a, b, w, bias, C.int(threads), cbool(reorders)); st != 0 {
 		panic(fmt.Sprintf("dnnl: %v %v: execute: status %d", c.kind, c.g, int(st)))
 	}
 	runtime.KeepAlive(c)

@@ -140,3 +140,33 @@ func TestVersion(t *testing.T) {
 		t.Errorf("Version() = %q with Available %v", v, Available)
 	}
 }
+
+// TestFlopsAndTime: Flops counts a multiply and an add per product of the
+// definition, none for taps on padding, and Time runs each kind of
+// primitive with and without its reorders.
+func TestFlopsAndTime(t *testing.T) {
+	for _, g := range []Geometry{
+		{N: 2, H: 9, W: 8, C: 3, K: 5, KH: 3, KW: 2, OH: 4, OW: 7, SH: 2, SW: 1, DH: 1, DW: 1},                   // Valid
+		{N: 1, H: 4, W: 4, C: 2, K: 3, KH: 3, KW: 3, OH: 4, OW: 4, SH: 1, SW: 1, DH: 1, DW: 1, PadT: 1, PadL: 1}, // Same
+		{N: 3, H: 7, W: 9, C: 1, K: 2, KH: 3, KW: 3, OH: 4, OW: 5, SH: 2, SW: 2, DH: 2, DW: 2, PadT: 2, PadL: 1}, // dilated, strided
+	} {
+		products := 0
+		refConv(g, func(_, _, _ int) { products++ })
+		if got, want := g.Flops(), 2*float64(products); got != want {
+			t.Errorf("%v: Flops() = %v, want %v", g, got, want)
+		}
+	}
+	if !Available {
+		return
+	}
+	g := Geometry{N: 2, H: 9, W: 8, C: 3, K: 5, KH: 3, KW: 2, OH: 4, OW: 7, SH: 2, SW: 1, DH: 1, DW: 1}
+	for _, kind := range []Kind{Forward, BackwardData, BackwardWeights} {
+		c, err := New(kind, g, false, false, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if call, prim := c.Time(3, 1); call <= 0 || prim <= 0 {
+			t.Errorf("%v: Time = %v, %v; want both measured", kind, call, prim)
+		}
+	}
+}

@@ -60,6 +60,26 @@ func (g Geometry) padEnd() (bottom, right int) {
 	return max(0, (g.OH-1)*g.SH+eh-g.H-g.PadT), max(0, (g.OW-1)*g.SW+ew-g.W-g.PadL)
 }
 
+// Flops returns the floating-point operations of one run of any of the
+// three primitives: a multiply and an add per product of the definition,
+// that is per output element, input channel and tap that falls inside the
+// image. Taps on padding are not counted, as no kernel multiplies them.
+func (g Geometry) Flops() float64 {
+	inside := func(out, stride, pad, dilation, taps, size int) (n int) {
+		for o := range out {
+			for t := range taps {
+				if i := o*stride - pad + t*dilation; i >= 0 && i < size {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	rows := inside(g.OH, g.SH, g.PadT, g.DH, g.KH, g.H)
+	cols := inside(g.OW, g.SW, g.PadL, g.DW, g.KW, g.W)
+	return 2 * float64(g.N) * float64(rows) * float64(cols) * float64(g.C*g.K)
+}
+
 func (g Geometry) inLen() int  { return g.N * g.H * g.W * g.C }
 func (g Geometry) outLen() int { return g.N * g.OH * g.OW * g.K }
 func (g Geometry) wLen() int   { return g.KH * g.KW * g.C * g.K }

@@ -2,6 +2,8 @@
 
 package dnnl
 
+import "time"
+
 // Available reports whether this build calls oneDNN: false in builds with
 // the nodnnl tag or without cgo, where graph's convolutions use im2col and
 // BLAS.
@@ -19,6 +21,9 @@ func New(Kind, Geometry, bool, bool, int) (*Conv, error) { return nil, ErrUnavai
 // Impl returns "".
 func (*Conv) Impl() string { return "" }
 
+// Kind returns Forward.
+func (*Conv) Kind() Kind { return Forward }
+
 // Geometry returns the zero Geometry.
 func (*Conv) Geometry() Geometry { return Geometry{} }
 
@@ -30,3 +35,6 @@ func (*Conv) BackwardData(_, _, _ []float32, _ int) { panic(ErrUnavailable) }
 
 // BackwardWeights panics: there is no primitive to run.
 func (*Conv) BackwardWeights(_, _, _ []float32, _ int) { panic(ErrUnavailable) }
+
+// Time returns zeros: there is no primitive to run.
+func (*Conv) Time(_, _ int) (call, primitive time.Duration) { return 0, 0 }

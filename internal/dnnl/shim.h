@@ -178,8 +178,9 @@ fail:
 // a and b are the activations in act_a's and act_b's roles, w the HWIO
 // weights (or weight gradient), bias the forward bias or NULL. omp's thread
 // count is per OS thread, and Go may run each call on another, so it is set
-// at every call.
-static int gt_conv_exec(gt_conv *c, void *a, void *b, void *w, void *bias, int nthreads) {
+// at every call. reorders 0 runs the primitive alone on the weights already
+// in its own format, as oneDNN's own figure for the shape (Conv.Time).
+static int gt_conv_exec(gt_conv *c, void *a, void *b, void *w, void *bias, int nthreads, int reorders) {
 	dnnl_status_t st;
 	dnnl_exec_arg_t args[5];
 	int n = 0;
@@ -192,7 +193,7 @@ static int gt_conv_exec(gt_conv *c, void *a, void *b, void *w, void *bias, int n
 		args[n].arg = DNNL_ARG_SCRATCHPAD;
 		args[n++].memory = c->scratch;
 	}
-	if (c->wreorder && c->kind != GT_BWD_WEIGHTS) {
+	if (reorders && c->wreorder && c->kind != GT_BWD_WEIGHTS) {
 		dnnl_exec_arg_t r[3] = {{DNNL_ARG_FROM, c->wuser}, {DNNL_ARG_TO, c->wts}, {DNNL_ARG_SCRATCHPAD, c->scratch}};
 		if ((st = dnnl_primitive_execute(c->wreorder, c->strm, c->scratch ? 3 : 2, r)) != dnnl_success) return st;
 	}
@@ -217,7 +218,7 @@ static int gt_conv_exec(gt_conv *c, void *a, void *b, void *w, void *bias, int n
 		args[n].arg = DNNL_ARG_DIFF_WEIGHTS; args[n++].memory = wts;
 	}
 	if ((st = dnnl_primitive_execute(c->prim, c->strm, n, args)) != dnnl_success) return st;
-	if (c->wreorder && c->kind == GT_BWD_WEIGHTS) {
+	if (reorders && c->wreorder && c->kind == GT_BWD_WEIGHTS) {
 		dnnl_exec_arg_t r[3] = {{DNNL_ARG_FROM, c->wts}, {DNNL_ARG_TO, c->wuser}, {DNNL_ARG_SCRATCHPAD, c->scratch}};
 		if ((st = dnnl_primitive_execute(c->wreorder, c->strm, c->scratch ? 3 : 2, r)) != dnnl_success) return st;
 	}
