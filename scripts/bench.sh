@@ -132,7 +132,9 @@ if [ "$what" = resnet ] || [ "$what" = all ]; then
 		exit 1
 	fi
 	# gotrain 2 replicas, 1 replica on 1 thread and scripts/torch_resnet.py
-	# on 2 threads, by turns, twice; the ratios take the medians.
+	# (2 threads NCHW and channels_last, DDP 2 x 1 thread channels_last), by
+	# turns, twice; the ratios take the medians, against PyTorch's best.
+	# Then the step's convolutions, timed beside the FMA peaks.
 	bin/gotrain bench resnet --replicas 2 --batch 128 --rounds 2 --torch scripts/torch_resnet.py
 fi
 
