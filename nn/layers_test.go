@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gotrain/gotrain/internal/replicatest"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -56,7 +56,7 @@ func trainCNN(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
 		return loss
 	}
-	return replicatest.Train(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
+	return strategytest.Train(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
 }
 
 // checkVariables fails unless want holds every variable named.
@@ -84,7 +84,7 @@ func TestCNNReplicasMatchOneReplica(t *testing.T) {
 				t.Fatalf("moving mean %v never updated", mm)
 			}
 			for n := 2; n <= 4; n++ {
-				replicatest.CheckSame(t, fmt.Sprintf("%d replicas", n), trainCNN(t, n, c.dt), want, c.tol)
+				strategytest.CheckSame(t, fmt.Sprintf("%d replicas", n), trainCNN(t, n, c.dt), want, c.tol)
 			}
 		})
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gotrain/gotrain/internal/replicatest"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -70,7 +70,7 @@ func trainResidual(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
 		return loss
 	}
-	return replicatest.Train(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
+	return strategytest.Train(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
 }
 
 // TestModelReplicasMatchOneReplica: a model of one's own trains on 2 and 3
@@ -87,7 +87,7 @@ func TestModelReplicasMatchOneReplica(t *testing.T) {
 				t.Fatalf("adam/iterations = %v, want [0 8]", it)
 			}
 			for _, n := range []int{2, 3} {
-				replicatest.CheckSame(t, fmt.Sprintf("%d replicas", n), trainResidual(t, n, c.dt), want, c.tol)
+				strategytest.CheckSame(t, fmt.Sprintf("%d replicas", n), trainResidual(t, n, c.dt), want, c.tol)
 			}
 		})
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gotrain/gotrain/internal/replicatest"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -580,7 +580,7 @@ func trainGRU(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
 		return loss
 	}
-	return replicatest.Train(t, s, ds.Batch(7).Repeat(2), step, 6)
+	return strategytest.Train(t, s, ds.Batch(7).Repeat(2), step, 6)
 }
 
 // TestGRUReplicasMatchOneReplica: a GRU character model trains on 2 and 3
@@ -594,7 +594,7 @@ func TestGRUReplicasMatchOneReplica(t *testing.T) {
 			want := trainGRU(t, 1, c.dt)
 			checkVariables(t, want, "gru/kernel", "gru/recurrent_kernel", "gru/bias")
 			for _, n := range []int{2, 3} {
-				replicatest.CheckSame(t, fmt.Sprintf("%d replicas", n), trainGRU(t, n, c.dt), want, c.tol)
+				strategytest.CheckSame(t, fmt.Sprintf("%d replicas", n), trainGRU(t, n, c.dt), want, c.tol)
 			}
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gotrain/gotrain/internal/replicatest"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -22,7 +22,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			want := train(t, c.equivCase, strategy.WithReplicas(1))
 			for _, devs := range [][]string{{"gpu:0"}, {"gpu:0", "gpu:0"}, {"gpu:0", "gpu:1"}} {
-				replicatest.CheckSame(t, fmt.Sprint(devs), train(t, c.equivCase, strategy.WithDevices(devs...)), want, c.tol)
+				strategytest.CheckSame(t, fmt.Sprint(devs), train(t, c.equivCase, strategy.WithDevices(devs...)), want, c.tol)
 			}
 		})
 	}

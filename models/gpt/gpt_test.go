@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gotrain/gotrain/internal/replicatest"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -78,7 +78,7 @@ func train(t *testing.T, c equivCase, opts ...strategy.Option) map[string][]floa
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
 		return loss
 	}
-	return replicatest.Train(t, s, ds.Batch(6).Repeat(2), step, 8)
+	return strategytest.Train(t, s, ds.Batch(6).Repeat(2), step, 8)
 }
 
 // cases are the optimizers and dtypes of the equivalence, each with its
@@ -117,13 +117,13 @@ func TestReplicasMatchOneReplica(t *testing.T) {
 				t.Fatalf("no gpt/block_1/attn/query/kernel among the variables")
 			}
 			for _, n := range []int{2, 3} {
-				replicatest.CheckSame(t, fmt.Sprintf("%d replicas", n), train(t, c.equivCase, strategy.WithReplicas(n)), want, c.tol)
+				strategytest.CheckSame(t, fmt.Sprintf("%d replicas", n), train(t, c.equivCase, strategy.WithReplicas(n)), want, c.tol)
 			}
 			wg.Wait()
 			if werr != nil {
 				t.Fatal(werr)
 			}
-			replicatest.CheckSame(t, "2 workers x 1 replica", workers[c.Name], want, c.tol)
+			strategytest.CheckSame(t, "2 workers x 1 replica", workers[c.Name], want, c.tol)
 		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gotrain/gotrain/internal/replicatest"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -47,7 +47,7 @@ func train(t *testing.T, dt graph.DType, adam bool, replicas int) map[string][]f
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
 		return loss
 	}
-	return replicatest.Train(t, s, data.FromTensorSlices(x, y).Batch(12).Repeat(2), step, 6)
+	return strategytest.Train(t, s, data.FromTensorSlices(x, y).Batch(12).Repeat(2), step, 6)
 }
 
 // TestReplicasMatchOneReplica: the ResNet with synchronized batch norm,
@@ -73,7 +73,7 @@ func TestReplicasMatchOneReplica(t *testing.T) {
 				}
 			}
 			for _, n := range []int{2, 3} {
-				replicatest.CheckSame(t, fmt.Sprintf("%d replicas", n), train(t, c.dt, c.adam, n), want, c.tol)
+				strategytest.CheckSame(t, fmt.Sprintf("%d replicas", n), train(t, c.dt, c.adam, n), want, c.tol)
 			}
 		})
 	}

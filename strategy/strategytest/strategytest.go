@@ -1,8 +1,8 @@
-// Package replicatest is what the equivalence tests share: they train one
+// Package strategytest is what the equivalence tests share: they train one
 // model on one replica and on several (or on workers, or devices) and
 // check that the runs end with the same variables. It trains a model for
 // the batches of a dataset and compares the variables two runs end with.
-package replicatest
+package strategytest
 
 import (
 	"math"
