@@ -12,6 +12,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/errkind"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -337,26 +338,16 @@ func names(vars []*graph.Variable) []string {
 	return out
 }
 
-// kindError is an error with its own text that still matches a category
-// sentinel through errors.Is.
-type kindError struct {
-	msg  string
-	kind error
-}
-
-func (e *kindError) Error() string        { return e.msg }
-func (e *kindError) Is(target error) bool { return target == e.kind }
-
 func usageError(format string, args ...any) error {
-	return &kindError{msg: "gg: " + fmt.Sprintf(format, args...), kind: ErrUsage}
+	return errkind.New(ErrUsage, "gg: ", format, args...)
 }
 
 // buildError is the error of a build function that panicked at site; a
 // misuse of this package keeps its kind and says "gg:" once.
 func buildError(site string, err error) error {
-	var ke *kindError
+	var ke *errkind.Error
 	if errors.As(err, &ke) {
-		return &kindError{msg: "gg: the build function" + site + ": " + strings.TrimPrefix(ke.msg, "gg: "), kind: ke.kind}
+		return &errkind.Error{Msg: "gg: the build function" + site + ": " + strings.TrimPrefix(ke.Msg, "gg: "), Kind: ke.Kind}
 	}
 	return fmt.Errorf("gg: the build function%s: %w", site, err)
 }

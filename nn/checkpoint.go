@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/errkind"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -71,7 +72,7 @@ type tempFile interface {
 var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
 
 func checkpointError(path, format string, args ...any) error {
-	return &kindError{msg: fmt.Sprintf("nn: checkpoint %s: ", path) + fmt.Sprintf(format, args...), kind: ErrCheckpoint}
+	return errkind.New(ErrCheckpoint, fmt.Sprintf("nn: checkpoint %s: ", path), format, args...)
 }
 
 // wrapCheckpoint keeps err (an *os.PathError, say) reachable through

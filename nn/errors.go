@@ -2,7 +2,8 @@ package nn
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/gotrain/gotrain/internal/errkind"
 )
 
 var (
@@ -15,20 +16,10 @@ var (
 	ErrUsage = errors.New("nn: misuse")
 )
 
-// kindError is an error with its own text that still matches a category
-// sentinel through errors.Is.
-type kindError struct {
-	msg  string
-	kind error
-}
-
-func (e *kindError) Error() string        { return e.msg }
-func (e *kindError) Is(target error) bool { return target == e.kind }
-
 func shapeError(format string, args ...any) error {
-	return &kindError{msg: "nn: " + fmt.Sprintf(format, args...), kind: ErrShape}
+	return errkind.New(ErrShape, "nn: ", format, args...)
 }
 
 func usageError(format string, args ...any) error {
-	return &kindError{msg: "nn: " + fmt.Sprintf(format, args...), kind: ErrUsage}
+	return errkind.New(ErrUsage, "nn: ", format, args...)
 }

@@ -1,11 +1,11 @@
 package nn
 
 import (
-	"fmt"
 	"math/rand/v2"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/errkind"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -227,7 +227,7 @@ func (l *layerBase) setTrainable(t bool, weights ...*Variable) {
 // instead (issue 14).
 func (l *layerBase) checkAlloc(name string, shape []int) {
 	if err := data.CheckAlloc(l.name+"/"+name, shape, 8+8); err != nil {
-		panic(&kindError{msg: fmt.Sprintf("nn: %s: %v", l.name, err), kind: data.ErrMemory})
+		panic(errkind.New(data.ErrMemory, "nn: ", "%s: %v", l.name, err))
 	}
 }
 

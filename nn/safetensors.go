@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/errkind"
 )
 
 // ErrSafetensors is wrapped by every error of SaveSafetensors,
@@ -131,7 +132,7 @@ func halfToFloat32(h uint16) float32 {
 }
 
 func safetensorsError(path, format string, args ...any) error {
-	return &kindError{msg: fmt.Sprintf("nn: safetensors %s: ", path) + fmt.Sprintf(format, args...), kind: ErrSafetensors}
+	return errkind.New(ErrSafetensors, fmt.Sprintf("nn: safetensors %s: ", path), format, args...)
 }
 
 func safetensorsIOError(path, doing string, err error) error {
