@@ -321,7 +321,7 @@ func (p *proc) waitReady(ctx context.Context) error {
 	case <-p.ready:
 		return nil
 	case <-p.dead:
-		return p.exitError("WorkerStartFailed", "the worker process could not start the session")
+		return p.exitError(enameWorkerStartFailed, "the worker process could not start the session")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -366,7 +366,7 @@ func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out ker
 	}
 	p, err := c.current()
 	if err != nil {
-		return errResult("WorkerClosed", err.Error())
+		return errResult(enameWorkerClosed, err.Error())
 	}
 	c.mu.Lock()
 	c.mu.waitingCell, c.mu.interrupted = true, false
@@ -504,5 +504,5 @@ func resultOf(err error) kernel.ExecuteResult {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return errResult("Interrupted", "the kernel is shutting down")
 	}
-	return errResult("WorkerError", err.Error())
+	return errResult(enameWorkerError, err.Error())
 }

@@ -201,7 +201,7 @@ func (g *Group) run(ctx context.Context, req kernel.ExecuteRequest, out kernel.O
 	res = g.execute(ctx, req, out)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if res.Err != nil && (res.Err.Name == "WorkerExited" || res.Err.Name == "WorkerLost") {
+	if sessionLost(res.Err) {
 		why := "died in cell ["
 		if replaying != nil {
 			why = "died replaying cell ["
@@ -275,7 +275,7 @@ func (g *Group) execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 	g.mu.Unlock()
 	switch {
 	case stopped != "":
-		return errResult("WorkersStopped", fmt.Sprintf("the workers stopped (%s); run %%workers restart for a fresh set, or %%workers off for a single worker", stopped))
+		return errResult(enameWorkersStopped, fmt.Sprintf("the workers stopped (%s); run %%workers restart for a fresh set, or %%workers off for a single worker", stopped))
 	case one != nil:
 		return one.Execute(ctx, req, out)
 	}
@@ -303,7 +303,7 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 			return errResult("UsageError", err.Error()), false
 		}
 		if _, err := g.checkMPI(spec); err != nil {
-			return errResult("WorkersFailed", err.Error()), false
+			return errResult(enameWorkersFailed, err.Error()), false
 		}
 		n, mpi = spec.np, &spec
 	default:
@@ -318,7 +318,7 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 	many, job, one := g.mu.many, g.mu.job, g.mu.one
 	g.mu.Unlock()
 	if err != nil {
-		return errResult("WorkersFailed", err.Error()), false
+		return errResult(enameWorkersFailed, err.Error()), false
 	}
 	// Wait until every worker runs its session (they join each other first).
 	warm := kernel.ExecuteRequest{Code: "", Silent: true}
@@ -331,7 +331,7 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 		g.stopLocked()
 		g.mu.stopped = r.Err.Value
 		g.mu.Unlock()
-		res := errResult("WorkersFailed", "the workers could not start: "+r.Err.Value)
+		res := errResult(enameWorkersFailed, "the workers could not start: "+r.Err.Value)
 		if job != nil {
 			// mpirun's own words say why a launch failed (a host it
 			// cannot reach, a binary missing there).
@@ -415,7 +415,7 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 			e := got[r].Err
 			switch {
 			case e == nil:
-			case e.Name == "WorkerExited" && lost < 0 && !stopped:
+			case e.Name == enameWorkerExited && lost < 0 && !stopped:
 				// The others may wait for it in a collective forever;
 				// and one worker alone cannot rejoin the cluster.
 				lost = r
@@ -436,7 +436,7 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 		case <-cut:
 			for r := range got {
 				if !arrived[r] {
-					got[r] = errResult("WorkerClosed", "stopped with the others")
+					got[r] = errResult(enameWorkerClosed, "stopped with the others")
 				}
 			}
 			left = 0
@@ -455,8 +455,8 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 		}
 		if r := job.rankThatEnded(); r >= 0 && r < n {
 			lost = r
-			if e := got[r].Err; e == nil || e.Name != "WorkerExited" {
-				got[r] = errResult("WorkerExited", "the worker process running this session exited")
+			if e := got[r].Err; e == nil || e.Name != enameWorkerExited {
+				got[r] = errResult(enameWorkerExited, "the worker process running this session exited")
 			}
 		}
 		if e := got[lost].Err; job.why != "" && !strings.Contains(e.Value, job.why) {
@@ -489,14 +489,14 @@ func merge(results []kernel.ExecuteResult, outs []*rankOutput, lost, n int) kern
 	if lost >= 0 {
 		e := results[lost].Err
 		return kernel.ExecuteResult{Err: &kernel.ExecError{
-			Name:      "WorkerLost",
+			Name:      enameWorkerLost,
 			Value:     fmt.Sprintf("worker %d of %d: %s; all workers were stopped: %%workers restart starts a fresh set (restore a checkpoint to go on)", lost, n, e.Value),
 			Traceback: e.Traceback,
 		}}
 	}
 	var failed []int
 	for r, res := range results {
-		if res.Err != nil && res.Err.Name != "WorkerClosed" {
+		if res.Err != nil && res.Err.Name != enameWorkerClosed {
 			failed = append(failed, r)
 		}
 	}

@@ -313,7 +313,7 @@ func (p *proc) ended() {
 	if p.silent.Load() {
 		what = "the worker process running this session is lost"
 	}
-	err := p.exitError("WorkerExited", what)
+	err := p.exitError(enameWorkerExited, what)
 	// The client replaces the worker before the waiting cell hears of the
 	// exit, so that the cell after it already finds the fresh one.
 	p.c.died(p)
@@ -386,7 +386,7 @@ func (p *proc) serve(l *link) {
 		case kindResult:
 			var m resultMsg
 			if err := decode(f, &m); err != nil {
-				m = resultMsg{Err: &execError{Name: "WorkerError", Value: err.Error()}}
+				m = resultMsg{Err: &execError{Name: enameWorkerError, Value: err.Error()}}
 			}
 			p.mu.Lock()
 			if c := p.mu.cell; c != nil {
@@ -443,7 +443,7 @@ func (p *proc) execute(ctx context.Context, req kernel.ExecuteRequest, out kerne
 	p.mu.Lock()
 	if p.mu.exited {
 		p.mu.Unlock()
-		return resultOf(p.exitError("WorkerExited", "the worker process running this session exited"))
+		return resultOf(p.exitError(enameWorkerExited, "the worker process running this session exited"))
 	}
 	p.mu.cell = call
 	p.mu.Unlock()
@@ -527,7 +527,7 @@ func (p *proc) exitError(name, what string) *exitErr {
 	case p.c.cfg.NoRestart:
 		// One of a Group's workers: the Group says what happens next.
 		value = fmt.Sprintf("%s (%s)", what, p.reason())
-	case name == "WorkerStartFailed":
+	case name == enameWorkerStartFailed:
 		value = fmt.Sprintf("%s (%s); the next cell tries again", what, p.reason())
 	}
 	tb := []string{name + ": " + value}

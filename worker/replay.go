@@ -199,7 +199,7 @@ func (g *Group) replay(ctx context.Context, req kernel.ExecuteRequest, all bool,
 	g.mu.Lock()
 	if stopped := g.mu.stopped; stopped != "" {
 		g.mu.Unlock()
-		return errResult("WorkersStopped", fmt.Sprintf("%%replay: the workers stopped (%s); run %%workers restart first, then %%replay", stopped))
+		return errResult(enameWorkersStopped, fmt.Sprintf("%%replay: the workers stopped (%s); run %%workers restart first, then %%replay", stopped))
 	}
 	j := &g.mu.journal
 	rest := ""
@@ -231,7 +231,7 @@ func (g *Group) replay(ctx context.Context, req kernel.ExecuteRequest, all bool,
 		res, lost := g.run(ctx, kernel.ExecuteRequest{Code: c.code, StoreHistory: true, ExecutionCount: c.count}, out, &c)
 		if lost {
 			// Journaled again, with the cells of the session that ended.
-			return errResult("WorkerExited", fmt.Sprintf("%%replay: the worker ended before cell [%d] ran; %%replay runs the whole session again", c.count))
+			return errResult(enameWorkerExited, fmt.Sprintf("%%replay: the worker ended before cell [%d] ran; %%replay runs the whole session again", c.count))
 		}
 		same, diff := replayed(c, res)
 		if same {
@@ -243,9 +243,9 @@ func (g *Group) replay(ctx context.Context, req kernel.ExecuteRequest, all bool,
 		var tail string
 		switch {
 		case res.Err == nil:
-			res = errResult("ReplayDiverged", "%replay: "+diff)
+			res = errResult(enameReplayDiverged, "%replay: "+diff)
 			tail = fmt.Sprintf("%%replay stopped after cell [%d]; the cells after it stay in the journal, and %%replay goes on with them", c.count)
-		case res.Err.Name == "WorkerExited" || res.Err.Name == "WorkerLost":
+		case sessionLost(res.Err):
 			res.Err.Value = "%replay: " + diff
 			tail = fmt.Sprintf("%%replay stopped at cell [%d], whose worker died; the whole session stays in the journal: fix the cause, then %%replay runs it all again", c.count)
 		default:
