@@ -34,6 +34,10 @@
 // 4 elements at a time to 4 float64 lanes, the lanes their Go loops sum in.
 // The noasm build tag selects the Go loops everywhere.
 //
+// FMAPeak is no kernel but a yardstick: a register-only loop of fused
+// multiply-adds, 8 or 16 lanes wide, that benchmarks measure the core's
+// peak with and print their own figures beside.
+//
 // # Device kernels
 //
 // Under -tags cuda each optimizer update has a device version of the same
