@@ -97,12 +97,21 @@ func benchConvs(cfg resnet.Config, batch int, stdout io.Writer) error {
 		sumCall += time.Duration(r.layers) * call
 		sumPrim += time.Duration(r.layers) * prim
 		sumFlops += float64(r.layers) * flops
-		fmt.Fprintf(stdout, "%-80s %6d %9.2f %9.2f %9.1f %11.1f %5.0f%%  %s\n", r.g, r.layers, ms(call), ms(prim),
-			flops/call.Seconds()/1e9, flops/prim.Seconds()/1e9, 100*flops/prim.Seconds()/1e9/one, strings.Join(impls, "/"))
+		fmt.Fprintf(stdout, "%-80s %6d %9.2f %9.2f %9.1f %11.1f %6s  %s\n", r.g, r.layers, ms(call), ms(prim),
+			flops/call.Seconds()/1e9, flops/prim.Seconds()/1e9, ofPeak(flops/prim.Seconds()/1e9, one), strings.Join(impls, "/"))
 	}
-	fmt.Fprintf(stdout, "%-80s %6s %9.2f %9.2f %9.1f %11.1f %5.0f%%\n", "all convolutions of a step", "", ms(sumCall), ms(sumPrim),
-		sumFlops/sumCall.Seconds()/1e9, sumFlops/sumPrim.Seconds()/1e9, 100*sumFlops/sumPrim.Seconds()/1e9/one)
+	fmt.Fprintf(stdout, "%-80s %6s %9.2f %9.2f %9.1f %11.1f %6s\n", "all convolutions of a step", "", ms(sumCall), ms(sumPrim),
+		sumFlops/sumCall.Seconds()/1e9, sumFlops/sumPrim.Seconds()/1e9, ofPeak(sumFlops/sumPrim.Seconds()/1e9, one))
 	return nil
+}
+
+// ofPeak is gflops as a percentage of peak, or "-" where this build
+// measured no peak (noasm, another architecture).
+func ofPeak(gflops, peak float64) string {
+	if peak == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*gflops/peak)
 }
 
 // convReps is how often a shape is timed: about 50 ms of work at 100
