@@ -1,27 +1,27 @@
 package graph
 
-import "github.com/gotrain/gotrain/kernels"
+import "github.com/gotrain/gotrain/internal/loops"
 
 // arithKernel is binaryKernel for op, with the same bits: equal runs go
-// through kernels.AddTo, SubTo, MulTo or DivTo, a vector along the last
-// axis through kernels.RowsOpTo or OpRowsTo, runs against one repeated
+// through loops.AddTo, SubTo, MulTo or DivTo, a vector along the last
+// axis through loops.RowsOpTo or OpRowsTo, runs against one repeated
 // element through a plain loop, and only runs that stride otherwise call f
 // per element. Batch norm's ops (an activation against a per-channel
 // vector, [N,H,W,C] with [C]) and bias adds take these paths every step
 // (issue 23).
-func arithKernel[T Float](n *Node, in [][]T, out []T, op kernels.Op, f func(a, b T) T) func() {
+func arithKernel[T Float](n *Node, in [][]T, out []T, op loops.Op, f func(a, b T) T) func() {
 	a, b := in[0], in[1]
 	switch n.mode {
 	case bSame:
-		return func() { kernels.OpTo(op, out, a, b) }
+		return func() { loops.OpTo(op, out, a, b) }
 	case bScalarA:
 		return func() { arithScalarA(op, out, a[0], b) }
 	case bScalarB:
 		return func() { arithScalarB(op, out, a, b[0]) }
 	case bVecA:
-		return func() { kernels.OpRowsTo(op, out, a, b) }
+		return func() { loops.OpRowsTo(op, out, a, b) }
 	case bVecB:
-		return func() { kernels.RowsOpTo(op, out, a, b) }
+		return func() { loops.RowsOpTo(op, out, a, b) }
 	}
 	it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
 	return func() { arithBcastLoop(op, out, a, b, it, f) }
@@ -29,8 +29,8 @@ func arithKernel[T Float](n *Node, in [][]T, out []T, op kernels.Op, f func(a, b
 
 // arithBcastLoop is bcastBinaryLoop for op: each run of the innermost axis
 // where both operands step by one, or one of them by zero (a [N,C] with an
-// [N,1]), takes kernels.OpTo or a plain loop; f is for the other runs.
-func arithBcastLoop[T Float](op kernels.Op, out, a, b []T, it *bcastIter, f func(a, b T) T) {
+// [N,1]), takes loops.OpTo or a plain loop; f is for the other runs.
+func arithBcastLoop[T Float](op loops.Op, out, a, b []T, it *bcastIter, f func(a, b T) T) {
 	it.reset()
 	n, sa := it.inner(0)
 	_, sb := it.inner(1)
@@ -39,7 +39,7 @@ func arithBcastLoop[T Float](op kernels.Op, out, a, b []T, it *bcastIter, f func
 		row := out[o : o+n]
 		switch {
 		case sa == 1 && sb == 1:
-			kernels.OpTo(op, row, a[ia:ia+n], b[ib:ib+n])
+			loops.OpTo(op, row, a[ia:ia+n], b[ib:ib+n])
 		case sa == 1 && sb == 0:
 			arithScalarB(op, row, a[ia:ia+n], b[ib])
 		case sa == 0 && sb == 1:
@@ -54,20 +54,20 @@ func arithBcastLoop[T Float](op kernels.Op, out, a, b []T, it *bcastIter, f func
 }
 
 // arithScalarA is: for i, v := range b { dst[i] = s op v }.
-func arithScalarA[T Float](op kernels.Op, dst []T, s T, b []T) {
+func arithScalarA[T Float](op loops.Op, dst []T, s T, b []T) {
 	dst = dst[:len(b)]
 	switch op {
-	case kernels.OpAdd:
+	case loops.OpAdd:
 		for i, v := range b {
 			dst[i] = s + v
 		}
-	case kernels.OpSub:
+	case loops.OpSub:
 		for i, v := range b {
 			dst[i] = s - v
 		}
-	case kernels.OpMul:
-		kernels.ScaleTo(dst, s, b)
-	case kernels.OpDiv:
+	case loops.OpMul:
+		loops.ScaleTo(dst, s, b)
+	case loops.OpDiv:
 		for i, v := range b {
 			dst[i] = s / v
 		}
@@ -75,20 +75,20 @@ func arithScalarA[T Float](op kernels.Op, dst []T, s T, b []T) {
 }
 
 // arithScalarB is: for i, v := range a { dst[i] = v op s }.
-func arithScalarB[T Float](op kernels.Op, dst, a []T, s T) {
+func arithScalarB[T Float](op loops.Op, dst, a []T, s T) {
 	dst = dst[:len(a)]
 	switch op {
-	case kernels.OpAdd:
+	case loops.OpAdd:
 		for i, v := range a {
 			dst[i] = v + s
 		}
-	case kernels.OpSub:
+	case loops.OpSub:
 		for i, v := range a {
 			dst[i] = v - s
 		}
-	case kernels.OpMul:
-		kernels.ScaleTo(dst, s, a) // s·v: the same bits as v·s
-	case kernels.OpDiv:
+	case loops.OpMul:
+		loops.ScaleTo(dst, s, a) // s·v: the same bits as v·s
+	case loops.OpDiv:
 		for i, v := range a {
 			dst[i] = v / s
 		}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // Batch normalization in as few passes over the activations as its
@@ -211,7 +211,7 @@ func batchNormSumsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) f
 }
 
 // batchNormSums is BatchNormSums: each row of weight ≠ 0 through
-// kernels.BatchNormSumsAdd into acc (2·c float64 of scratch), then out.
+// loops.BatchNormSumsAdd into acc (2·c float64 of scratch), then out.
 func batchNormSums[T Float](out, x, mask []T, acc []float64) {
 	c := len(out) / 2
 	clear(acc)
@@ -220,7 +220,7 @@ func batchNormSums[T Float](out, x, mask []T, acc []float64) {
 		per := len(x) / len(mask)
 		for b, w := range mask {
 			if w != 0 {
-				kernels.BatchNormSumsAdd(sum, sq, float64(w), x[b*per:(b+1)*per])
+				loops.BatchNormSumsAdd(sum, sq, float64(w), x[b*per:(b+1)*per])
 			}
 		}
 	}
@@ -268,7 +268,7 @@ func batchNormKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func(
 	s := newBNStats[T](len(gamma))
 	return func() {
 		s.compute(sums, count, gamma, eps)
-		kernels.BatchNormTo(out, x, res, s.mean, s.a, beta, relu)
+		loops.BatchNormTo(out, x, res, s.mean, s.a, beta, relu)
 	}
 }
 
@@ -288,7 +288,7 @@ func batchNormGradSumsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]in
 	return func() {
 		s.compute(sums, count, nil, eps)
 		clear(acc)
-		kernels.BatchNormGradSumsAdd(acc[:c], acc[c:], x, dy, y, s.mean)
+		loops.BatchNormGradSumsAdd(acc[:c], acc[c:], x, dy, y, s.mean)
 		for j := range c {
 			out[j], out[c+j] = T(acc[j]), T(acc[c+j]*s.rstd[j])
 		}
@@ -328,7 +328,7 @@ func batchNormGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) f
 			if y != nil {
 				yr = y[lo:hi]
 			}
-			kernels.BatchNormGradTo(out[lo:hi], x[lo:hi], dy[lo:hi], yr, s.mean, s.a, ka, kb, w)
+			loops.BatchNormGradTo(out[lo:hi], x[lo:hi], dy[lo:hi], yr, s.mean, s.a, ka, kb, w)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/blas"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // BenchmarkMLP is the reference workload that `gotrain bench mlp` runs and
@@ -80,7 +80,7 @@ func benchMLP(b *testing.B, threads int) {
 			if adam {
 				step++
 				for i, vr := range vars {
-					kernels.AdamUpdate(vr.F32(), gb[i], m[i], v[i], 1e-3, 0.9, 0.999, 1e-8, step)
+					loops.AdamUpdate(vr.F32(), gb[i], m[i], v[i], 1e-3, 0.9, 0.999, 1e-8, step)
 				}
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // TestBcastDims checks the merged index space of broadcasts: size-1 axes
@@ -76,14 +76,14 @@ func TestArithKernelMatchesGeneralLoop(t *testing.T) {
 func testArithKernel[T Float](t *testing.T) {
 	ops := []struct {
 		name string
-		op   kernels.Op
+		op   loops.Op
 		f    func(a, b T) T
 		node func(a, b *Node) *Node
 	}{
-		{"add", kernels.OpAdd, func(a, b T) T { return a + b }, Add},
-		{"sub", kernels.OpSub, func(a, b T) T { return a - b }, Sub},
-		{"mul", kernels.OpMul, func(a, b T) T { return a * b }, Mul},
-		{"div", kernels.OpDiv, func(a, b T) T { return a / b }, Div},
+		{"add", loops.OpAdd, func(a, b T) T { return a + b }, Add},
+		{"sub", loops.OpSub, func(a, b T) T { return a - b }, Sub},
+		{"mul", loops.OpMul, func(a, b T) T { return a * b }, Mul},
+		{"div", loops.OpDiv, func(a, b T) T { return a / b }, Div},
 	}
 	shapes := []struct{ a, b []int }{
 		{[]int{5, 11}, []int{5, 11}},

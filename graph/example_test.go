@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // A whole training step: trace once, compile, then Run and update per step.
@@ -31,8 +31,8 @@ func Example() {
 		if err := p.Run(); err != nil {
 			panic(err)
 		}
-		kernels.SGDUpdate(w.F64(), p.F64(grads[0]), nil, 0.5, 0, false)
-		kernels.SGDUpdate(b.F64(), p.F64(grads[1]), nil, 0.5, 0, false)
+		loops.SGDUpdate(w.F64(), p.F64(grads[0]), nil, 0.5, 0, false)
+		loops.SGDUpdate(b.F64(), p.F64(grads[1]), nil, 0.5, 0, false)
 	}
 	fmt.Printf("loss %.6f w %.3f b %.3f\n", p.Scalar(loss), w.Value(), b.Value())
 	// Output: loss 0.000000 w [2.000 -1.000] b [0.500]

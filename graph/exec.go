@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/gotrain/gotrain/internal/blas"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // Float is the element type of the engine's generic code.
@@ -126,19 +126,19 @@ func activateKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func()
 // loops; binaryLoop and bcastBinaryLoop with the same f stay their
 // reference, bit for bit.
 func addKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return arithKernel(n, in, out, kernels.OpAdd, func(a, b T) T { return a + b })
+	return arithKernel(n, in, out, loops.OpAdd, func(a, b T) T { return a + b })
 }
 
 func subKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return arithKernel(n, in, out, kernels.OpSub, func(a, b T) T { return a - b })
+	return arithKernel(n, in, out, loops.OpSub, func(a, b T) T { return a - b })
 }
 
 func mulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return arithKernel(n, in, out, kernels.OpMul, func(a, b T) T { return a * b })
+	return arithKernel(n, in, out, loops.OpMul, func(a, b T) T { return a * b })
 }
 
 func divKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return arithKernel(n, in, out, kernels.OpDiv, func(a, b T) T { return a / b })
+	return arithKernel(n, in, out, loops.OpDiv, func(a, b T) T { return a / b })
 }
 
 func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() {
@@ -154,7 +154,7 @@ func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() 
 
 func scaleKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x, c := in[0], T(n.factor)
-	return func() { kernels.ScaleTo(out, c, x) }
+	return func() { loops.ScaleTo(out, c, x) }
 }
 
 func negKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
@@ -270,9 +270,9 @@ func addNKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
 			copy(out, in[0])
 			return
 		}
-		kernels.AddTo(out, in[0], in[1])
+		loops.AddTo(out, in[0], in[1])
 		for _, x := range in[2:] {
-			kernels.AddTo(out, out, x)
+			loops.AddTo(out, out, x)
 		}
 	}
 }
@@ -354,7 +354,7 @@ func axisSplit(shape []int, axis int) (outer, d, inner int) {
 	return outer, shape[axis], inner
 }
 
-// vectorMin is the shortest row worth a call into the kernels' vector
+// vectorMin is the shortest row worth a call into package loops' vector
 // loops; shorter rows (a reduction over the last axis has rows of one) stay
 // in the inlined loop.
 const vectorMin = 32
@@ -367,7 +367,7 @@ func sumAxis[T Float](out, x []T, outer, d, inner int, f T) {
 		if inner >= vectorMin || inner%8 == 0 {
 			// A batch norm's or bias's gradient over [rows, channels]:
 			// one call for all rows, 8 float32 lanes at a time.
-			kernels.SumRowsTo(dst, x[o*d*inner:(o+1)*d*inner])
+			loops.SumRowsTo(dst, x[o*d*inner:(o+1)*d*inner])
 		} else {
 			for k := 0; k < d; k++ {
 				for i, v := range x[(o*d+k)*inner : (o*d+k+1)*inner] {
@@ -456,7 +456,7 @@ func biasAct[T Float](out, b []T, n int, act Activation) {
 		row := out[r : r+n]
 		switch {
 		case act == ReLU && n >= vectorMin:
-			kernels.AddReLU(row, row, b)
+			loops.AddReLU(row, row, b)
 		case act == ReLU:
 			// The builtin max compiles without a branch; a data-dependent
 			// branch mispredicts on about half the elements.
@@ -464,7 +464,7 @@ func biasAct[T Float](out, b []T, n int, act Activation) {
 				row[j] = max(v+b[j], 0)
 			}
 		case n >= vectorMin:
-			kernels.AddTo(row, row, b)
+			loops.AddTo(row, row, b)
 		default:
 			for j, v := range row {
 				row[j] = v + b[j]
@@ -494,7 +494,7 @@ func activate[T Float](out, x []T, act Activation) {
 			out[i] = sigmoid(v)
 		}
 	case GELU:
-		kernels.GELU(out, x)
+		loops.GELU(out, x)
 	case GELUTanh:
 		for i, v := range x {
 			out[i] = T(geluTanh(float64(v)))
@@ -512,7 +512,7 @@ func actGradY[T Float](out, y, dy []T, act Activation) {
 	case Linear:
 		copy(out, dy)
 	case ReLU:
-		kernels.ReLUGrad(out, y, dy)
+		loops.ReLUGrad(out, y, dy)
 	case Tanh:
 		for i, v := range y {
 			out[i] = dy[i] * (1 - v*v)
@@ -531,7 +531,7 @@ func actGradX[T Float](out, x, dy []T, act Activation) {
 	var d func(float64) float64
 	switch act {
 	case GELU:
-		kernels.GELUGrad(out, x, dy)
+		loops.GELUGrad(out, x, dy)
 		return
 	case GELUTanh:
 		d = geluTanhGrad
@@ -544,7 +544,7 @@ func actGradX[T Float](out, x, dy []T, act Activation) {
 }
 
 // softmaxRows is: per row of c elements, out = softmax(x) or log softmax(x).
-// Softmax takes its exponentials from kernels.ExpSubTo: float32 rows are
+// Softmax takes its exponentials from loops.ExpSubTo: float32 rows are
 // exact to a few float32 ulps, not to float64's; the CUDA kernel
 // (gt_softmax in kernels_cuda.go) computes in double.
 func softmaxRows[T Float](out, x []T, c int, log bool) {
@@ -555,11 +555,11 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 		row, dst := x[r:r+c], out[r:r+c]
 		// The maximum skips NaNs; a NaN still makes its row's sum, and
 		// so the row, NaN.
-		mx := kernels.Max(row)
+		mx := loops.Max(row)
 		if !log {
 			// The exponentials of float32 rows go 8 at a time (attention's
 			// softmax, issue 22).
-			kernels.ScaleTo(dst, 1/kernels.ExpSubTo(dst, row, mx), dst)
+			loops.ScaleTo(dst, 1/loops.ExpSubTo(dst, row, mx), dst)
 			continue
 		}
 		var s float64
@@ -574,7 +574,7 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 }
 
 // softmaxGrad is: per row, out = y ⊙ (dy - Σ y⊙dy), the sum by
-// kernels.Dot and the rest by kernels.SoftmaxGradTo, in float64.
+// loops.Dot and the rest by loops.SoftmaxGradTo, in float64.
 // Keep in sync with softmax_grad_row (kernels_cuda.go).
 func softmaxGrad[T Float](out, y, dy []T, c int) {
 	if c == 0 {
@@ -582,7 +582,7 @@ func softmaxGrad[T Float](out, y, dy []T, c int) {
 	}
 	for r := 0; r+c <= len(y); r += c {
 		yr, dr := y[r:r+c], dy[r:r+c]
-		kernels.SoftmaxGradTo(out[r:r+c], yr, dr, kernels.Dot(yr, dr))
+		loops.SoftmaxGradTo(out[r:r+c], yr, dr, loops.Dot(yr, dr))
 	}
 }
 
@@ -642,8 +642,8 @@ func sparseXent[T Float](out, lab, x, exps []T, c int) {
 	for i := range out {
 		row := x[i*c : (i+1)*c]
 		k := classOf(lab[i], i, c)
-		mx := kernels.Max(row)
-		lse := float64(mx) + math.Log(float64(kernels.ExpSubTo(exps, row, mx)))
+		mx := loops.Max(row)
+		lse := float64(mx) + math.Log(float64(loops.ExpSubTo(exps, row, mx)))
 		out[i] = T(lse - float64(row[k]))
 	}
 }
@@ -657,7 +657,7 @@ func sparseXentGrad[T Float](out, lab, x, dl []T, c int) {
 		row, o := x[i*c:(i+1)*c], out[i*c:(i+1)*c]
 		k := classOf(lab[i], i, c)
 		d := float64(dl[i])
-		scale := d / float64(kernels.ExpSubTo(o, row, kernels.Max(row)))
+		scale := d / float64(loops.ExpSubTo(o, row, loops.Max(row)))
 		for j, e := range o {
 			o[j] = T(float64(e) * scale)
 		}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // panics runs fn and returns what it panicked with, nil if it did not.
@@ -362,13 +362,13 @@ func blobs(n, d int, seed uint64) (x, y []float64) {
 	return x, y
 }
 
-func adamStep[T kernels.Float](w, g []T, slots map[*T][2][]T, step int) {
+func adamStep[T loops.Float](w, g []T, slots map[*T][2][]T, step int) {
 	s, ok := slots[&w[0]]
 	if !ok {
 		s = [2][]T{make([]T, len(w)), make([]T, len(w))}
 		slots[&w[0]] = s
 	}
-	kernels.AdamUpdate(w, g, s[0], s[1], 0.01, 0.9, 0.999, 1e-7, step)
+	loops.AdamUpdate(w, g, s[0], s[1], 0.01, 0.9, 0.999, 1e-7, step)
 }
 
 func TestMLPTrains(t *testing.T) {

@@ -49,7 +49,7 @@ DEVICE T sigmoid_t(T x) {
 	double e = exp((double)x);
 	return (T)(e / (1.0 + e));
 }
-// gelu_d and gelu_grad_d are kernels.GELU and kernels.GELUGrad in float64;
+// gelu_d and gelu_grad_d are loops.GELU and loops.GELUGrad in float64;
 // keep in sync. The CPU's float32 loops evaluate Φ by a polynomial, to a
 // few float32 ulps of these.
 DEVICE double gelu_d(double x) { return 0.5 * x * (1.0 + erf(x / 1.4142135623730951)); }
@@ -287,7 +287,7 @@ DEVICE void softmax_row(T *dst, const T *row, long long c, long long lg) {
 	}
 }
 // softmax_grad_row is one row of softmaxGrad, Σ y⊙dy in the 4 lanes of
-// kernels.Dot (kernels/softmax.go).
+// loops.Dot (internal/loops/softmax.go).
 DEVICE void softmax_grad_row(T *o, const T *yr, const T *dr, long long c) {
 	double l[4] = {0, 0, 0, 0};
 	long long n = c & ~3LL;

@@ -1,6 +1,6 @@
 package graph
 
-import "github.com/gotrain/gotrain/kernels"
+import "github.com/gotrain/gotrain/internal/loops"
 
 // The CPU kernels of the layer ops (layers.go); each is a kernelFunc.
 
@@ -157,15 +157,15 @@ func col2im[T Float](dx, cols []T, w *window) {
 						continue
 					}
 					ix := ox*w.sw - w.padL + kj0*w.dw
-					// kernels.AddTo is a vector loop with the bits of d[j] += v.
+					// loops.AddTo is a vector loop with the bits of d[j] += v.
 					if w.dw == 1 {
 						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+kj1-kj0)*w.c]
-						kernels.AddTo(d, d, src[(ki*w.kw+kj0)*w.c:(ki*w.kw+kj1)*w.c])
+						loops.AddTo(d, d, src[(ki*w.kw+kj0)*w.c:(ki*w.kw+kj1)*w.c])
 						continue
 					}
 					for kj := kj0; kj < kj1; kj, ix = kj+1, ix+w.dw {
 						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+1)*w.c]
-						kernels.AddTo(d, d, src[(ki*w.kw+kj)*w.c:(ki*w.kw+kj+1)*w.c])
+						loops.AddTo(d, d, src[(ki*w.kw+kj)*w.c:(ki*w.kw+kj+1)*w.c])
 					}
 				}
 			}
@@ -214,7 +214,7 @@ func avgPool[T Float](out, x []T, w *window) {
 				for iy := y0; iy < y1; iy++ {
 					for kj := kj0; kj < kj1; kj++ {
 						base := ((b*w.h+iy)*w.w + x0 + kj) * c
-						kernels.AddTo(dst, dst, x[base:base+c])
+						loops.AddTo(dst, dst, x[base:base+c])
 					}
 				}
 				if n := (y1 - y0) * (kj1 - kj0); n > 0 {
@@ -357,7 +357,7 @@ func maskedSum[T Float](out, x, w []T, acc []float64) {
 		if wb == 0 {
 			continue
 		}
-		kernels.AccRowsTo(acc, float64(wb), x[b*per:(b+1)*per])
+		loops.AccRowsTo(acc, float64(wb), x[b*per:(b+1)*per])
 	}
 	for j, v := range acc {
 		out[j] = T(v)

@@ -253,7 +253,7 @@ func layerOpCases() []opCase {
 				}
 				return out
 			}},
-		// 4 channels take kernels.AccRowsTo's vector loop in float32, and 5
+		// 4 channels take loops.AccRowsTo's vector loop in float32, and 5
 		// positions a partial last copy in masked_sum_grad.
 		opCase{name: "masked_sum-rank4", shapes: [][]int{{3, 5, 1, 4}, {3}},
 			gen:   []func(*rand.Rand, int) float64{nil, withZeroAt(1)},

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // normDef defines a LayerNorm or RMSNorm node, its statistics and its
@@ -109,7 +109,7 @@ func normStatsKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func(
 
 // normStats is, per row of c: the mean (0 for RMS) as out[3r] + out[3r+1]
 // and out[3r+2] = 1/√(Σ(x-mean)²/c + eps), the sums taken by
-// kernels.Sum and kernels.SumSqDev in float64. The mean is kept as
+// loops.Sum and loops.SumSqDev in float64. The mean is kept as
 // two T: a float32 mean of 1000 would otherwise be off by 3e-5, a large
 // error in x - mean when the row's spread is small.
 func normStats[T Float](out, x []T, c int, eps float64, rms bool) {
@@ -117,9 +117,9 @@ func normStats[T Float](out, x []T, c int, eps float64, rms bool) {
 		row := x[r*c : (r+1)*c]
 		var mean float64
 		if !rms {
-			mean = kernels.Sum(row) / float64(c)
+			mean = loops.Sum(row) / float64(c)
 		}
-		ss := kernels.SumSqDev(row, mean)
+		ss := loops.SumSqDev(row, mean)
 		hi := T(mean)
 		out[3*r], out[3*r+1] = hi, T(mean-float64(hi))
 		out[3*r+2] = T(1 / math.Sqrt(ss/float64(c)+eps))
@@ -143,12 +143,12 @@ func normKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	return func() { normRows(out, x, st, gamma, beta, c) }
 }
 
-// normRows is kernels.NormTo per row: y = ((x - mean)·rstd)·γ + β, γ and
+// normRows is loops.NormTo per row: y = ((x - mean)·rstd)·γ + β, γ and
 // β left out where nil, in float64.
 func normRows[T Float](out, x, st, gamma, beta []T, c int) {
 	for r := 0; r < len(st)/3; r++ {
 		mean, rstd := rowStats(st, r)
-		kernels.NormTo(out[r*c:(r+1)*c], x[r*c:(r+1)*c], gamma, beta, mean, rstd)
+		loops.NormTo(out[r*c:(r+1)*c], x[r*c:(r+1)*c], gamma, beta, mean, rstd)
 	}
 }
 
@@ -165,18 +165,18 @@ func normGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func()
 //
 //	dx = rstd·(g - mean(g) - x̂·mean(g·x̂))
 //
-// without the mean(g) term for RMS: the sums from kernels.NormGradSums,
-// dx from kernels.NormGradTo, in float64.
+// without the mean(g) term for RMS: the sums from loops.NormGradSums,
+// dx from loops.NormGradTo, in float64.
 func normGradRows[T Float](out, x, st, dy, gamma []T, c int, rms bool) {
 	for r := 0; r < len(st)/3; r++ {
 		mean, rstd := rowStats(st, r)
 		row, dr := x[r*c:(r+1)*c], dy[r*c:(r+1)*c]
-		sg, sgx := kernels.NormGradSums(row, dr, gamma, mean, rstd)
+		sg, sgx := loops.NormGradSums(row, dr, gamma, mean, rstd)
 		mg, mgx := sg/float64(c), sgx/float64(c)
 		if rms {
 			mg = 0
 		}
-		kernels.NormGradTo(out[r*c:(r+1)*c], row, dr, gamma, mean, rstd, mg, mgx)
+		loops.NormGradTo(out[r*c:(r+1)*c], row, dr, gamma, mean, rstd, mg, mgx)
 	}
 }
 
@@ -188,13 +188,13 @@ func normGammaGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) f
 
 // normGammaGrad is: out[j] = Σ_r dy[r,j]·((x[r,j] - mean_r)·rstd_r), summed
 // over the rows in order in float64 (acc, scratch of len(out)) by
-// kernels.NormGammaGradAdd.
+// loops.NormGammaGradAdd.
 func normGammaGrad[T Float](out, x, st, dy []T, acc []float64) {
 	c := len(out)
 	clear(acc)
 	for r := 0; r < len(st)/3; r++ {
 		mean, rstd := rowStats(st, r)
-		kernels.NormGammaGradAdd(acc, x[r*c:(r+1)*c], dy[r*c:(r+1)*c], mean, rstd)
+		loops.NormGammaGradAdd(acc, x[r*c:(r+1)*c], dy[r*c:(r+1)*c], mean, rstd)
 	}
 	for j, v := range acc {
 		out[j] = T(v)

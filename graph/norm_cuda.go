@@ -56,8 +56,8 @@ DEVICE void row_stats(const T *st, long long r, double *mean, double *rstd) {
 	*mean = (double)st[3 * r] + (double)st[3 * r + 1];
 	*rstd = (double)st[3 * r + 2];
 }
-// lane_sum, lane_sum_sq_dev and lane_grad_sums are kernels.Sum,
-// SumSqDev and NormGradSums (kernels/norm.go): 4 double lanes, lane k taking the elements j ≡ k (mod 4)
+// lane_sum, lane_sum_sq_dev and lane_grad_sums are loops.Sum,
+// SumSqDev and NormGradSums (internal/loops/norm.go): 4 double lanes, lane k taking the elements j ≡ k (mod 4)
 // of the longest prefix that is a multiple of 4, then (0 + 1) + (2 + 3),
 // then the rest in order.
 DEVICE double lane_sum(const T *row, long long c) {
@@ -82,7 +82,7 @@ DEVICE double lane_sum_sq_dev(const T *row, long long c, double mean) {
 	}
 	return t;
 }
-// grad_terms is kernels/norm.go's normGradTerms: g = dy·γ (dy where gamma is null) and g·x̂.
+// grad_terms is internal/loops/norm.go's normGradTerms: g = dy·γ (dy where gamma is null) and g·x̂.
 DEVICE void grad_terms(const T *row, const T *dr, const T *gamma, long long j, double mean, double rstd,
 		double *g, double *gx) {
 	double xh = ((double)row[j] - mean) * rstd;

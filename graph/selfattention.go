@@ -191,7 +191,7 @@ func lowerGemm[T Float](gemm gemmFunc[T], trans bool, h, t, d int, alpha T, l, b
 // paddedCausalSoftmax is causalSoftmax(w, w, t, t) in place, computed over
 // each row's visible keys and the masked ones after them up to a multiple
 // of 8, those set to -Inf first: their exponentials are exactly 0, and the
-// vector loops of kernels.Max and kernels.ExpSubTo then cover the whole
+// vector loops of loops.Max and loops.ExpSubTo then cover the whole
 // row instead of leaving up to 7 elements to scalar code.
 func paddedCausalSoftmax[T Float](w []T, t int) {
 	inf := T(math.Inf(-1))

@@ -3,7 +3,7 @@ package nn
 import (
 	"fmt"
 
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -129,9 +129,9 @@ func (a *Accumulator) hostUpdate(s *strategy.Mirrored, vars []*Variable) strateg
 		Apply: func(gs []strategy.Grad) {
 			for i, g := range gs {
 				if g.F32 != nil {
-					kernels.AddTo(sums[i].F32(), sums[i].F32(), g.F32)
+					loops.AddTo(sums[i].F32(), sums[i].F32(), g.F32)
 				} else {
-					kernels.AddTo(sums[i].F64(), sums[i].F64(), g.F64)
+					loops.AddTo(sums[i].F64(), sums[i].F64(), g.F64)
 				}
 			}
 			n := readCounter(a.count) + 1

@@ -3,21 +3,21 @@ package nn
 import (
 	"math"
 
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 	"github.com/gotrain/gotrain/strategy"
 )
 
 // GlobalNorm returns the L2 norm of all the gradients together,
 // √(Σᵢ‖gᵢ‖²), accumulated in float64 in the order of gs, each ‖gᵢ‖² by
-// kernels.SumSq (four lanes of independent additions, not one chain over
+// loops.SumSq (four lanes of independent additions, not one chain over
 // every parameter).
 func GlobalNorm(gs []strategy.Grad) float64 {
 	var ss float64
 	for _, g := range gs {
 		if g.F32 != nil {
-			ss += kernels.SumSq(g.F32)
+			ss += loops.SumSq(g.F32)
 		} else {
-			ss += kernels.SumSq(g.F64)
+			ss += loops.SumSq(g.F64)
 		}
 	}
 	return math.Sqrt(ss)
@@ -45,9 +45,9 @@ func clipGlobalNorm(gs []strategy.Grad, clipNorm float64) float64 {
 	scale := clipNorm / norm
 	for _, g := range gs {
 		if g.F32 != nil {
-			kernels.ScaleTo(g.F32, float32(scale), g.F32)
+			loops.ScaleTo(g.F32, float32(scale), g.F32)
 		} else {
-			kernels.ScaleTo(g.F64, scale, g.F64)
+			loops.ScaleTo(g.F64, scale, g.F64)
 		}
 	}
 	return norm

@@ -5,11 +5,11 @@ package nn
 import (
 	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // deviceParams is a launch site's hyperparameter buffer on a device.
-type deviceParams = kernels.DeviceParams
+type deviceParams = loops.DeviceParams
 
 // paramsOn returns o's parameter buffer on dev, allocating it at first use:
 // one per optimizer and device, reused every step (the strategy applies the
@@ -19,7 +19,7 @@ func (o *optimizer) paramsOn(dev *gpu.Device) (*deviceParams, error) {
 	if p := o.params[dev]; p != nil {
 		return p, nil
 	}
-	p, err := kernels.NewDeviceParams(dev)
+	p, err := loops.NewDeviceParams(dev)
 	if err != nil {
 		return nil, err
 	}
@@ -41,9 +41,9 @@ func sgdRule(o *SGD) deviceRule {
 			vel = slots[0]
 		}
 		if dt == graph.Float32 {
-			return kernels.SGDUpdateDevice[float32](st, p, w, g, vel, n, lr, o.Momentum, o.Nesterov)
+			return loops.SGDUpdateDevice[float32](st, p, w, g, vel, n, lr, o.Momentum, o.Nesterov)
 		}
-		return kernels.SGDUpdateDevice[float64](st, p, w, g, vel, n, lr, o.Momentum, o.Nesterov)
+		return loops.SGDUpdateDevice[float64](st, p, w, g, vel, n, lr, o.Momentum, o.Nesterov)
 	}
 }
 
@@ -51,9 +51,9 @@ func adamRule(o *Adam) deviceRule {
 	return func(st *gpu.Stream, p *deviceParams, step int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
 		lr, dt := o.pick(lr, o.LR), v.DType()
 		if dt == graph.Float32 {
-			return kernels.AdamUpdateDevice[float32](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, step)
+			return loops.AdamUpdateDevice[float32](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, step)
 		}
-		return kernels.AdamUpdateDevice[float64](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, step)
+		return loops.AdamUpdateDevice[float64](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, step)
 	}
 }
 
@@ -61,9 +61,9 @@ func adamWRule(o *AdamW) deviceRule {
 	return func(st *gpu.Stream, p *deviceParams, step int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error {
 		lr, dt := o.pick(lr, o.LR), v.DType()
 		if dt == graph.Float32 {
-			return kernels.AdamWUpdateDevice[float32](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.decayOf(v), step)
+			return loops.AdamWUpdateDevice[float32](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.decayOf(v), step)
 		}
-		return kernels.AdamWUpdateDevice[float64](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.decayOf(v), step)
+		return loops.AdamWUpdateDevice[float64](st, p, w, g, slots[0], slots[1], n, lr, o.Beta1, o.Beta2, o.Epsilon, o.decayOf(v), step)
 	}
 }
 
@@ -75,8 +75,8 @@ func rmspropRule(o *RMSprop) deviceRule {
 			mom = slots[1]
 		}
 		if dt == graph.Float32 {
-			return kernels.RMSpropUpdateDevice[float32](st, p, w, g, slots[0], mom, n, lr, o.Rho, o.Epsilon, o.Momentum)
+			return loops.RMSpropUpdateDevice[float32](st, p, w, g, slots[0], mom, n, lr, o.Rho, o.Epsilon, o.Momentum)
 		}
-		return kernels.RMSpropUpdateDevice[float64](st, p, w, g, slots[0], mom, n, lr, o.Rho, o.Epsilon, o.Momentum)
+		return loops.RMSpropUpdateDevice[float64](st, p, w, g, slots[0], mom, n, lr, o.Rho, o.Epsilon, o.Momentum)
 	}
 }

@@ -4,7 +4,7 @@ package nn
 
 import "github.com/gotrain/gotrain/gpu"
 
-// deviceParams stands for kernels.DeviceParams, which needs -tags cuda.
+// deviceParams stands for loops.DeviceParams, which needs -tags cuda.
 type deviceParams struct{}
 
 func (o *optimizer) paramsOn(*gpu.Device) (*deviceParams, error) { return nil, gpu.ErrNotBuilt }

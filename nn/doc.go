@@ -33,7 +33,7 @@
 // SGD's velocity) in variables created under the strategy on the first
 // ApplyGradients (or by BuildOptimizer), and update through
 // strategy.ReplicaContext.ApplyUpdate: the update runs once per step, on the
-// gradients summed over replicas, with the fused loops of package kernels,
+// gradients summed over replicas, with the fused loops of package loops,
 // each replica updating its part of every variable (strategy.Split).
 // Their step counter is a non-trainable variable too ("NAME/iterations"), so
 // a checkpoint keeps it, and learning-rate schedules (WithSchedule:

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/gotrain/gotrain/gpu"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -466,7 +466,7 @@ func writeCounter(v *Variable, n int) {
 }
 
 // SGD is stochastic gradient descent with optional (Nesterov) momentum, as
-// torch.optim.SGD computes it (see kernels.SGDUpdate).
+// torch.optim.SGD computes it (see loops.SGDUpdate).
 type SGD struct {
 	optimizer
 	LR       float64 // used when no schedule is set
@@ -503,16 +503,16 @@ func NewSGD(lr float64, opts ...OptimizerOption) *SGD {
 		}
 		n := gradLen(g)
 		if g.F32 != nil {
-			kernels.SGDUpdate(window(g.Var.F32(), off, n), g.F32, window(vel32, off, n), lr, o.Momentum, o.Nesterov)
+			loops.SGDUpdate(window(g.Var.F32(), off, n), g.F32, window(vel32, off, n), lr, o.Momentum, o.Nesterov)
 		} else {
-			kernels.SGDUpdate(window(g.Var.F64(), off, n), g.F64, window(vel64, off, n), lr, o.Momentum, o.Nesterov)
+			loops.SGDUpdate(window(g.Var.F64(), off, n), g.F64, window(vel64, off, n), lr, o.Momentum, o.Nesterov)
 		}
 	}
 	return o
 }
 
 // Adam is the Adam optimizer, as torch.optim.Adam computes it (see
-// kernels.AdamUpdate).
+// loops.AdamUpdate).
 type Adam struct {
 	optimizer
 	LR, Beta1, Beta2, Epsilon float64 // LR is used when no schedule is set
@@ -539,16 +539,16 @@ func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
 		m, v := slots[0], slots[1]
 		n := gradLen(g)
 		if g.F32 != nil {
-			kernels.AdamUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
+			loops.AdamUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
 		} else {
-			kernels.AdamUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
+			loops.AdamUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
 		}
 	}
 	return o
 }
 
 // AdamW is Adam with decoupled weight decay, as torch.optim.AdamW computes it
-// (see kernels.AdamWUpdate): each update first multiplies a decayed weight
+// (see loops.AdamWUpdate): each update first multiplies a decayed weight
 // by 1 - lr·WeightDecay, with lr the update's (possibly scheduled) rate.
 //
 // By default only variables of rank ≥ 2 decay: dense and convolution
@@ -599,9 +599,9 @@ func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
 		n := gradLen(g)
 		wd := o.decayOf(g.Var)
 		if g.F32 != nil {
-			kernels.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
+			loops.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
 		} else {
-			kernels.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
+			loops.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
 		}
 	}
 	return o
@@ -633,7 +633,7 @@ func (o *AdamW) decayOf(v *Variable) float64 {
 }
 
 // RMSprop is RMSprop (centered=False) as torch.optim.RMSprop computes it,
-// ε added outside the square root (see kernels.RMSpropUpdate), with Keras's
+// ε added outside the square root (see loops.RMSpropUpdate), with Keras's
 // defaults ρ = 0.9 and ε = 1e-7.
 type RMSprop struct {
 	optimizer
@@ -670,13 +670,13 @@ func NewRMSprop(lr float64, opts ...OptimizerOption) *RMSprop {
 			if mom != nil {
 				m32 = window(mom.F32(), off, n)
 			}
-			kernels.RMSpropUpdate(window(g.Var.F32(), off, n), g.F32, window(ms.F32(), off, n), m32, lr, o.Rho, o.Epsilon, o.Momentum)
+			loops.RMSpropUpdate(window(g.Var.F32(), off, n), g.F32, window(ms.F32(), off, n), m32, lr, o.Rho, o.Epsilon, o.Momentum)
 		} else {
 			var m64 []float64
 			if mom != nil {
 				m64 = window(mom.F64(), off, n)
 			}
-			kernels.RMSpropUpdate(window(g.Var.F64(), off, n), g.F64, window(ms.F64(), off, n), m64, lr, o.Rho, o.Epsilon, o.Momentum)
+			loops.RMSpropUpdate(window(g.Var.F64(), off, n), g.F64, window(ms.F64(), off, n), m64, lr, o.Rho, o.Epsilon, o.Momentum)
 		}
 	}
 	return o

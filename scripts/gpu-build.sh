@@ -4,7 +4,7 @@
 # cgo (CGO_ENABLED=0 -tags cuda,noopenblas; package gpu loads the CUDA
 # libraries at run time), into bin/:
 #   bin/gpucheck                     the sgemm peak and the MLP benchmark
-#   bin/{gpu,kernels,graph,strategy}.test   the packages' cuda tests
+#   bin/{gpu,loops,graph,strategy}.test   the packages' cuda tests
 # gg/ is left out: gorgonia.org/cu does not build under the cuda tag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ export CGO_ENABLED=0
 tags=cuda,noopenblas
 mkdir -p bin
 go build -tags "$tags" -o bin/gpucheck ./cmd/gpucheck
-for p in gpu kernels graph strategy; do
-	go test -c -tags "$tags" -o "bin/$p.test" "./$p"
+for p in gpu internal/loops graph strategy; do
+	go test -c -tags "$tags" -o "bin/${p##*/}.test" "./$p"
 done
 ls -l bin/gpucheck bin/*.test

@@ -4,7 +4,7 @@
 # and no Go: it runs what scripts/gpu-build.sh put in bin/, in under 5
 # minutes, one line per figure:
 #   nvidia-smi;
-#   the cuda tests of gpu, kernels, graph and strategy against the real
+#   the cuda tests of gpu, internal/loops, graph and strategy against the real
 #   libraries (GOTRAIN_GPU_REAL=1);
 #   the equivalence test (GPU replicas ≡ one CPU replica) on one GPU with 1,
 #   2 and 4 replicas;
@@ -45,7 +45,7 @@ fi
 
 step "cuda tests"
 run gpu bin/gpu.test -test.timeout 110s
-run kernels bin/kernels.test -test.timeout 110s
+run loops bin/loops.test -test.timeout 110s
 run graph bin/graph.test -test.run 'Device|Mirror|OpTable' -test.timeout 110s
 run strategy bin/strategy.test -test.run 'Issue13' -test.timeout 110s
 

@@ -48,7 +48,7 @@ section "other builds: pure-Go BLAS (noopenblas), convolutions without oneDNN (n
 go test -count=1 -tags noopenblas ./internal/blas/ ./graph/ ./strategy/
 go test -count=1 -tags nodnnl ./internal/dnnl/ ./graph/ ./models/resnet/
 go test -count=1 -tags nodnnl -run TestIssue36BuildNotice ./cmd/gotrain/
-go test -count=1 -tags noasm ./kernels/ ./nn/
+go test -count=1 -tags noasm ./internal/loops/ ./nn/
 go test -count=1 -tags invariants ./strategy/ ./nn/
 
 section "cells on Go's runtime patched for many plugins (install/goruntime), as bin/gotrain runs them"
@@ -71,7 +71,7 @@ fi
 
 section "GPU path on fake CUDA libraries (-tags cuda; gpu/testdata/fake, built by the tests)"
 # gg is left out: gorgonia's own cuda tag needs cuda.h.
-cudapkgs=(./gpu/... ./kernels/ ./graph/ ./strategy/ ./nn/ ./models/...)
+cudapkgs=(./gpu/... ./internal/loops/ ./graph/ ./strategy/ ./nn/ ./models/...)
 go vet -tags cuda "${cudapkgs[@]}"
 CGO_ENABLED=0 go vet -tags cuda,noopenblas "${cudapkgs[@]}"
 go test -count=1 -race -tags cuda "${cudapkgs[@]}"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // errAborted is what a replica waiting in a collective panics with when
@@ -20,7 +20,7 @@ var errAborted = errors.New("strategy: all-reduce abandoned: another replica fai
 // they reach their collectives in the same order (trace checks it).
 //
 // The last replica to arrive sums every buffer in replica order
-// (kernels.AllReduceSum), so all replicas get the same bits whatever the
+// (loops.AllReduceSum), so all replicas get the same bits whatever the
 // arrival order, and wakes the others. On several workers it then sums the
 // local sum across workers (see across) before waking them. Safe for
 // concurrent use.
@@ -109,7 +109,7 @@ func (rc replicaCollective) AllReduceF32(buf []float32) {
 	defer c.mu.Unlock()
 	c.mu.bufs32[rc.r] = buf
 	c.arriveLocked(func() {
-		kernels.AllReduceSum(c.mu.bufs32)
+		loops.AllReduceSum(c.mu.bufs32)
 		c.acrossLocked(c.mu.bufs32, nil)
 	})
 }
@@ -120,7 +120,7 @@ func (rc replicaCollective) AllReduceF64(buf []float64) {
 	defer c.mu.Unlock()
 	c.mu.bufs64[rc.r] = buf
 	c.arriveLocked(func() {
-		kernels.AllReduceSum(c.mu.bufs64)
+		loops.AllReduceSum(c.mu.bufs64)
 		c.acrossLocked(nil, c.mu.bufs64)
 	})
 }

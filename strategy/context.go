@@ -203,7 +203,7 @@ func (c *ReplicaContext) VariablesOf(grads []*graph.Node) ([]*graph.Variable, er
 
 // ApplyUpdate registers an optimizer update for this step. Every replica
 // registers the same updates in the same order while tracing; at each Run the
-// strategy sums u.Grads across replicas (kernels.AllReduceSum, replica order)
+// strategy sums u.Grads across replicas (loops.AllReduceSum, replica order)
 // and calls u.Apply once, after every replica succeeded, or, for an update
 // with a Split, has the replicas sum and apply it in parts. An update may have
 // no variables: Apply then simply runs once per step (nn.Dropout advances its

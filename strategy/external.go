@@ -7,8 +7,8 @@ import (
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/loops"
 	"github.com/gotrain/gotrain/internal/safepoint"
-	"github.com/gotrain/gotrain/kernels"
 )
 
 // ExternalReplica is one replica's step built by an engine other than
@@ -259,9 +259,9 @@ func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) 
 				bufs32[r], bufs64[r] = g.F32, g.F64
 			}
 			if per[0].F32 != nil {
-				kernels.AllReduceSum(bufs32)
+				loops.AllReduceSum(bufs32)
 			} else {
-				kernels.AllReduceSum(bufs64)
+				loops.AllReduceSum(bufs64)
 			}
 			sums[i] = per[0]
 		}

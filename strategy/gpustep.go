@@ -8,7 +8,7 @@ import (
 
 	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // The step of GPU replicas: every replica runs
@@ -24,7 +24,7 @@ import (
 // host at its next use.
 
 // addSrc is the kernel that sums gradients of replicas sharing a device:
-// y[i] = y[i] + x[i], as kernels.AddTo.
+// y[i] = y[i] + x[i], as loops.AddTo.
 const addSrc = `
 KERNEL void strategy_add_f32(float *y, const float *x, long long n) {
 	long long i = GLOBAL_INDEX;
@@ -312,9 +312,9 @@ func (tr *trace) sumGradient(k, i, n int) error {
 		}
 	}
 	if h.f32 != nil {
-		kernels.AllReduceSum(h.f32)
+		loops.AllReduceSum(h.f32)
 	} else {
-		kernels.AllReduceSum(h.f64)
+		loops.AllReduceSum(h.f64)
 	}
 	if !slices.Contains(tr.split.split, k) {
 		return nil

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // workerSet is what a step's collective needs to reduce across the workers
@@ -86,7 +86,7 @@ func (c *collective) acrossLocked(bufs32 [][]float32, bufs64 [][]float64) {
 // acrossLocked is the typed part of collective.acrossLocked: it returns the
 // lowest worker that flagged a failure, or -1, and the cluster's error; the
 // sum is copied into bufs only when both are clear.
-func acrossLocked[T kernels.Float](c *collective, bufs [][]T, scratch *[]T, allReduce func([]T) error) (int, error) {
+func acrossLocked[T loops.Float](c *collective, bufs [][]T, scratch *[]T, allReduce func([]T) error) (int, error) {
 	n, size := len(bufs[0]), c.workers.size
 	if cap(*scratch) < n+size {
 		*scratch = make([]T, n+size)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // splitPlan is how the replicas share a trace's split updates (Update.Split):
@@ -224,12 +224,12 @@ func (tr *trace) sumParts(r int) {
 		if p.g32 != nil {
 			g := p.g32[0][p.lo:p.hi]
 			for _, b := range p.g32[1:] {
-				kernels.AddTo(g, g, b[p.lo:p.hi])
+				loops.AddTo(g, g, b[p.lo:p.hi])
 			}
 		} else {
 			g := p.g64[0][p.lo:p.hi]
 			for _, b := range p.g64[1:] {
-				kernels.AddTo(g, g, b[p.lo:p.hi])
+				loops.AddTo(g, g, b[p.lo:p.hi])
 			}
 		}
 	}
@@ -258,7 +258,7 @@ func deferrable(tr *trace, k, i int) []*graph.Node {
 }
 
 // applyParts sums replica r's parts of the split updates' gradients over
-// replicas, in replica order as kernels.AllReduceSum does, and applies them,
+// replicas, in replica order as loops.AllReduceSum does, and applies them,
 // a block at a time so the sum is still in cache when Part reads it. A
 // deferred product is summed whole first (sumProduct). On several workers
 // the parts are summed already (acrossParts) and only apply. A panic
@@ -291,12 +291,12 @@ func (tr *trace) applyParts(r int) (err error) {
 			case p.g32 != nil:
 				g.F32 = p.g32[0][lo:hi]
 				for _, b := range p.g32[1:] {
-					kernels.AddTo(g.F32, g.F32, b[lo:hi])
+					loops.AddTo(g.F32, g.F32, b[lo:hi])
 				}
 			default:
 				g.F64 = p.g64[0][lo:hi]
 				for _, b := range p.g64[1:] {
-					kernels.AddTo(g.F64, g.F64, b[lo:hi])
+					loops.AddTo(g.F64, g.F64, b[lo:hi])
 				}
 			}
 			u.Split.Part(p.i, lo, g)

@@ -3,7 +3,7 @@ package strategy
 import (
 	"fmt"
 
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // beginSplit calls Begin of every split update, before the replicas start.
@@ -44,10 +44,10 @@ func (tr *trace) applyUpdates(s *Mirrored) (err error) {
 			}
 			g := Grad{Var: v}
 			if tr.bufs32[0] != nil {
-				kernels.AllReduceSum(tr.bufs32)
+				loops.AllReduceSum(tr.bufs32)
 				g.F32 = tr.bufs32[0]
 			} else {
-				kernels.AllReduceSum(tr.bufs64)
+				loops.AllReduceSum(tr.bufs64)
 				g.F64 = tr.bufs64[0]
 			}
 			tr.grads = append(tr.grads, g)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/dnnl"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 	"github.com/gotrain/gotrain/models/resnet"
 )
 
@@ -65,7 +65,7 @@ func benchConvs(cfg resnet.Config, batch int, stdout io.Writer) error {
 	// against them.
 	one := 0.0
 	for _, lanes := range []int{8, 16} {
-		p := kernels.FMAPeak(lanes, 300*time.Millisecond)
+		p := loops.FMAPeak(lanes, 300*time.Millisecond)
 		if p == 0 {
 			continue
 		}
@@ -120,14 +120,14 @@ func convReps(g dnnl.Geometry) int { return max(3, int(5e9/g.Flops())) }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// allCoresFMAPeak is kernels.FMAPeak on every core at once, per core: below
+// allCoresFMAPeak is loops.FMAPeak on every core at once, per core: below
 // one core's figure where the cores share execution units or clock.
 func allCoresFMAPeak(lanes int, d time.Duration) float64 {
 	n := runtime.NumCPU()
 	peaks := make([]float64, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { peaks[i] = kernels.FMAPeak(lanes, d) })
+		wg.Go(func() { peaks[i] = loops.FMAPeak(lanes, d) })
 	}
 	wg.Wait()
 	var sum float64

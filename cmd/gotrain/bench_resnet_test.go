@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/kernels"
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // TestBenchResNet runs the bench at a tiny size without PyTorch and checks
@@ -29,7 +29,7 @@ func TestBenchResNet(t *testing.T) {
 	}
 	if _, oneDNN := graph.ConvBackend(); oneDNN {
 		want = append(want, regexp.MustCompile(`^FMA peak \(float32, 8 lanes\): one core [0-9.]+ GFLOP/s; [0-9]+ cores at once [0-9.]+ GFLOP/s each$`))
-		if kernels.FMAPeak(16, time.Millisecond) > 0 {
+		if loops.FMAPeak(16, time.Millisecond) > 0 {
 			want = append(want, regexp.MustCompile(`^FMA peak \(float32, 16 lanes\): `))
 		}
 		want = append(want,

@@ -1,9 +1,0 @@
-package kernels
-
-// SetUseVector switches the assembly loops on or off and returns the
-// previous setting.
-func SetUseVector(on bool) bool {
-	prev := useVector
-	useVector = on
-	return prev
-}
