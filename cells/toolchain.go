@@ -148,7 +148,7 @@ func NewToolchain(cfg ToolchainConfig) (*Toolchain, error) {
 	if haveInfo {
 		// The modules this binary links bind a plugin to their versions,
 		// and gotrain's direct requirements stay as gotrain asks; its
-		// other requirements (gorgonia's, for package gg, which the kernel
+		// other requirements (gorgonia's, for package gorgoniamodel, which the kernel
 		// does not link) may move as any module's do.
 		linked := map[string]bool{}
 		for _, d := range bi.Deps {

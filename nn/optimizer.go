@@ -351,7 +351,7 @@ type hostUpdater interface {
 }
 
 // HostUpdate returns opt's update of vars under s for a step whose gradients
-// another engine computes (strategy.RunExternal, package gg's gorgonia
+// another engine computes (strategy.RunExternal, package gorgoniamodel's gorgonia
 // models): its Apply runs opt's arithmetic (schedule, clipping, slots, step
 // counter) on the gradients summed over replicas, exactly as for a traced
 // step. It creates opt's counter and the slots of vars under s, and panics

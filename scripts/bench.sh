@@ -139,8 +139,8 @@ if [ "$what" = resnet ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = gorgonia ] || [ "$what" = all ]; then
-	echo "== MLP 784,512,512,10 in gorgonia: through gg (the bridge), plain gorgonia, gotrain's engine; float32, batch 256, Adam"
-	out=$(go test -run '^$' -bench '^BenchmarkMLP$' -benchtime 40x -count 3 ./gg)
+	echo "== MLP 784,512,512,10 in gorgonia: through gorgoniamodel (the bridge), plain gorgonia, gotrain's engine; float32, batch 256, Adam"
+	out=$(go test -run '^$' -bench '^BenchmarkMLP$' -benchtime 40x -count 3 ./gorgoniamodel)
 	# The rounds interleave (-count runs every sub-benchmark once per round);
 	# each figure is the median of the 3.
 	med() { grep "BenchmarkMLP/$1-" <<<"$out" | awk '{ print $(NF-1) }' | sort -n | sed -n 2p; }

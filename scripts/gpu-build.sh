@@ -5,7 +5,7 @@
 # libraries at run time), into bin/:
 #   bin/gpucheck                     the sgemm peak and the MLP benchmark
 #   bin/{gpu,loops,graph,strategy}.test   the packages' cuda tests
-# gg/ is left out: gorgonia.org/cu does not build under the cuda tag.
+# gorgoniamodel/ is left out: gorgonia.org/cu does not build under the cuda tag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"

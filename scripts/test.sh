@@ -70,7 +70,7 @@ else
 fi
 
 section "GPU path on fake CUDA libraries (-tags cuda; gpu/testdata/fake, built by the tests)"
-# gg is left out: gorgonia's own cuda tag needs cuda.h.
+# gorgoniamodel is left out: gorgonia's own cuda tag needs cuda.h.
 cudapkgs=(./gpu/... ./internal/loops/ ./graph/ ./strategy/ ./nn/ ./models/...)
 go vet -tags cuda "${cudapkgs[@]}"
 CGO_ENABLED=0 go vet -tags cuda,noopenblas "${cudapkgs[@]}"

@@ -80,7 +80,7 @@ func (s *Mirrored) agreeRun(local error, sig uint64) error {
 	return nil
 }
 
-// AgreeFailure is for engines that prepare a step before RunExternal (gg
+// AgreeFailure is for engines that prepare a step before RunExternal (gorgoniamodel
 // builds its graphs): every worker calls it at the same point with its own
 // error or nil, and on every worker it returns that error, or, when only
 // another worker failed, an error wrapping ErrReplica that names it, so no

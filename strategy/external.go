@@ -12,7 +12,7 @@ import (
 )
 
 // ExternalReplica is one replica's step built by an engine other than
-// package graph (package gg's gorgonia machines): RunExternal calls RunStep
+// package graph (package gorgoniamodel's gorgonia machines): RunExternal calls RunStep
 // on the replica's goroutine with its shard, then reads the gradients it
 // computed through Gradient.
 type ExternalReplica interface {

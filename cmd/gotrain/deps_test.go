@@ -7,7 +7,7 @@ import (
 )
 
 // TestKernelDoesNotLinkGorgonia: gorgonia is in gotrain's go.mod for package
-// gg, which cells import and build; the kernel and worker binary must not
+// gorgoniamodel, which cells import and build; the kernel and worker binary must not
 // link it (issue 16: the binary does not grow when no cell imports the
 // bridge).
 func TestKernelDoesNotLinkGorgonia(t *testing.T) {
@@ -16,7 +16,7 @@ func TestKernelDoesNotLinkGorgonia(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "gorgonia.org/") || pkg == "github.com/gotrain/gotrain/gg" {
+		if strings.HasPrefix(pkg, "gorgonia.org/") || pkg == "github.com/gotrain/gotrain/gorgoniamodel" {
 			t.Errorf("the gotrain binary links %s", pkg)
 		}
 	}

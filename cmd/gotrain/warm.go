@@ -22,11 +22,11 @@ const warmCell = `import (
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/display"
-	"github.com/gotrain/gotrain/gg"
+	"github.com/gotrain/gotrain/gorgoniamodel"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
-var _ = fmt.Sprint(math.Pi, sort.Ints, strings.Fields, data.NewTensor, display.HTML, nn.NewAdam, strategy.NewMirrored, gg.NewModel, G.NewGraph)`
+var _ = fmt.Sprint(math.Pi, sort.Ints, strings.Fields, data.NewTensor, display.HTML, nn.NewAdam, strategy.NewMirrored, gorgoniamodel.New, G.NewGraph)`
 
 // runWarm compiles one cell, so that the first cell on a new machine is
 // not the one that builds gotrain's packages for plugins (seconds, once).

@@ -1,5 +1,5 @@
 // Package errkind is the error type of the packages whose errors belong to
-// a category a caller tests with errors.Is (nn.ErrShape, gg.ErrUsage, ...)
+// a category a caller tests with errors.Is (nn.ErrShape, gorgoniamodel.ErrUsage, ...)
 // yet carry their own text: naming the layer, the file or the shapes, without
 // the category's words prefixed to it as fmt.Errorf("%w: ...") would.
 package errkind

@@ -1,5 +1,5 @@
 // Package loopbacktest runs a test's workers as processes of the test binary
-// joined by a loopback cluster, the way strategy's, gg's and models/gpt's
+// joined by a loopback cluster, the way strategy's, gorgoniamodel's and models/gpt's
 // multi-worker tests do, instead of one copy of that code per package.
 //
 // The test that starts the workers calls Run; the same test, run in each

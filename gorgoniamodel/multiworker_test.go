@@ -1,4 +1,4 @@
-package gg_test
+package gorgoniamodel_test
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/gotrain/gotrain/gg"
+	"github.com/gotrain/gotrain/gorgoniamodel"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/loopback/loopbacktest"
 	"github.com/gotrain/gotrain/nn"
@@ -70,10 +70,10 @@ type workerResult struct {
 func buildFailsOnWorker1(t *testing.T, opts ...strategy.Option) string {
 	s := strategy.NewMirrored(append(opts, strategy.WithReplicas(1), strategy.WithDType(graph.Float64))...)
 	defer s.Close()
-	var model *gg.Model
+	var model *gorgoniamodel.Model
 	s.Scope(func() {
-		model = gg.NewModel(func(r *gg.Replica, x, y *G.Node) *G.Node {
-			w := r.Param("w", []int{features, classes}, gg.GlorotU(1))
+		model = gorgoniamodel.New(func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
+			w := r.Param("w", []int{features, classes}, gorgoniamodel.GlorotU(1))
 			logits := G.Must(G.Mul(x, w))
 			if s.WorkerID() == 1 {
 				logits = G.Must(G.Mul(logits, w))
@@ -97,10 +97,10 @@ func trainWith(t *testing.T, epochs int, opts ...strategy.Option) ([]float64, ma
 	t.Helper()
 	s := strategy.NewMirrored(append(opts, strategy.WithSeed(7))...)
 	defer s.Close()
-	var model *gg.Model
+	var model *gorgoniamodel.Model
 	var opt nn.Optimizer
 	s.Scope(func() {
-		model = gg.NewModel(mlp)
+		model = gorgoniamodel.New(mlp)
 		opt = nn.NewAdam(0.01)
 	})
 	var losses []float64

@@ -1,4 +1,4 @@
-package gg_test
+package gorgoniamodel_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/gotrain/gotrain/data"
-	"github.com/gotrain/gotrain/gg"
+	"github.com/gotrain/gotrain/gorgoniamodel"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
@@ -27,11 +27,11 @@ func Example() {
 	}
 	dist := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(64))
 
-	var model *gg.Model
+	var model *gorgoniamodel.Model
 	var opt nn.Optimizer
 	s.Scope(func() {
-		model = gg.NewModel(func(r *gg.Replica, x, y *G.Node) *G.Node {
-			w := r.Param("w", []int{4, 2}, gg.GlorotU(1))
+		model = gorgoniamodel.New(func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
+			w := r.Param("w", []int{4, 2}, gorgoniamodel.GlorotU(1))
 			logits := G.Must(G.Mul(x, w))
 			perExample := G.Must(G.Neg(G.Must(G.Sum(G.Must(G.HadamardProd(r.OneHot(y, 2), G.Must(G.LogSoftMax(logits)))), 1))))
 			return r.AverageLoss(perExample)

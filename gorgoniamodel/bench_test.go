@@ -1,4 +1,4 @@
-package gg
+package gorgoniamodel
 
 import (
 	"testing"
@@ -57,7 +57,7 @@ func BenchmarkMLP(b *testing.B) {
 			var model *Model
 			var opt nn.Optimizer
 			s.Scope(func() {
-				model = NewModel(benchMLP)
+				model = New(benchMLP)
 				opt = nn.NewAdam(1e-3)
 			})
 			x, y := benchData()

@@ -1,4 +1,4 @@
-package gg_test
+package gorgoniamodel_test
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/gotrain/gotrain/data"
-	"github.com/gotrain/gotrain/gg"
+	"github.com/gotrain/gotrain/gorgoniamodel"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
@@ -33,11 +33,11 @@ func dataset() *data.Dataset {
 }
 
 // mlp is a 20-24(tanh)-5 classifier with a softmax cross-entropy loss.
-func mlp(r *gg.Replica, x, y *G.Node) *G.Node {
-	w0 := r.Param("w0", []int{features, 24}, gg.GlorotU(1))
-	b0 := r.Param("b0", []int{24}, gg.Uniform(-0.1, 0.1))
+func mlp(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
+	w0 := r.Param("w0", []int{features, 24}, gorgoniamodel.GlorotU(1))
+	b0 := r.Param("b0", []int{24}, gorgoniamodel.Uniform(-0.1, 0.1))
 	h := G.Must(G.Tanh(G.Must(G.BroadcastAdd(G.Must(G.Mul(x, w0)), b0, nil, []byte{0}))))
-	w1 := r.Param("w1", []int{24, classes}, gg.GlorotN(1))
+	w1 := r.Param("w1", []int{24, classes}, gorgoniamodel.GlorotN(1))
 	logits := G.Must(G.Mul(h, w1))
 	r.Output("logits", logits)
 	perExample := G.Must(G.Neg(G.Must(G.Sum(G.Must(G.HadamardProd(r.OneHot(y, classes), G.Must(G.LogSoftMax(logits)))), 1))))
@@ -50,10 +50,10 @@ func run(t *testing.T, replicas int, dt graph.DType, newOpt func() nn.Optimizer,
 	t.Helper()
 	s := strategy.NewMirrored(strategy.WithReplicas(replicas), strategy.WithDType(dt), strategy.WithSeed(7))
 	defer s.Close()
-	var model *gg.Model
+	var model *gorgoniamodel.Model
 	var opt nn.Optimizer
 	s.Scope(func() {
-		model = gg.NewModel(mlp)
+		model = gorgoniamodel.New(mlp)
 		opt = newOpt()
 	})
 	dist := s.DistributeDataset(dataset())
@@ -146,14 +146,14 @@ func values(s *strategy.Mirrored) map[string][]float64 {
 
 // newSGD is a strategy of 2 float64 replicas with mlp and plain SGD, and the
 // first batch of the dataset distributed over it.
-func newSGD(t *testing.T, lr float64) (*strategy.Mirrored, *gg.Model, *nn.SGD, *strategy.PerReplicaBatch) {
+func newSGD(t *testing.T, lr float64) (*strategy.Mirrored, *gorgoniamodel.Model, *nn.SGD, *strategy.PerReplicaBatch) {
 	t.Helper()
 	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
 	t.Cleanup(func() { s.Close() })
-	var model *gg.Model
+	var model *gorgoniamodel.Model
 	var opt *nn.SGD
 	s.Scope(func() {
-		model = gg.NewModel(mlp)
+		model = gorgoniamodel.New(mlp)
 		opt = nn.NewSGD(lr)
 	})
 	it := s.DistributeDataset(dataset()).Iter()
@@ -222,10 +222,10 @@ func TestRunDoesNotWriteParameters(t *testing.T) {
 func TestBuildErrorNamesReplica(t *testing.T) {
 	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
 	defer s.Close()
-	var model *gg.Model
+	var model *gorgoniamodel.Model
 	s.Scope(func() {
-		model = gg.NewModel(func(r *gg.Replica, x, y *G.Node) *G.Node {
-			w := r.Param("w", []int{features, classes}, gg.GlorotU(1))
+		model = gorgoniamodel.New(func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
+			w := r.Param("w", []int{features, classes}, gorgoniamodel.GlorotU(1))
 			logits := G.Must(G.Mul(x, w))
 			if r.ID() == 1 && r.Training() {
 				logits = G.Must(G.Mul(logits, w)) // [8 5] × [20 5]
@@ -265,10 +265,10 @@ func TestCheckpointRestoresUnderOtherReplicaCount(t *testing.T) {
 	train := func(replicas int, restore bool) map[string][]float64 {
 		s := strategy.NewMirrored(strategy.WithReplicas(replicas), strategy.WithSeed(3))
 		defer s.Close()
-		var model *gg.Model
+		var model *gorgoniamodel.Model
 		var opt nn.Optimizer
 		s.Scope(func() {
-			model = gg.NewModel(mlp)
+			model = gorgoniamodel.New(mlp)
 			opt = nn.NewAdam(0.01)
 			if restore {
 				if err := model.Build([]int{features}, []int{}); err != nil {
@@ -312,19 +312,19 @@ func TestCheckpointRestoresUnderOtherReplicaCount(t *testing.T) {
 // TestMisuse: each mistake gets an error that names it, and the model keeps
 // working after it where it can.
 func TestMisuse(t *testing.T) {
-	step := func(t *testing.T, build gg.BuildFunc, ds *data.Dataset) error {
+	step := func(t *testing.T, build gorgoniamodel.BuildFunc, ds *data.Dataset) error {
 		s := strategy.NewMirrored(strategy.WithReplicas(2))
 		defer s.Close()
-		var model *gg.Model
-		s.Scope(func() { model = gg.NewModel(build) })
+		var model *gorgoniamodel.Model
+		s.Scope(func() { model = gorgoniamodel.New(build) })
 		it := s.DistributeDataset(ds).Iter()
 		defer it.Close()
 		it.Next()
 		_, err := model.TryStep(nn.NewSGD(0.1), it.Batch())
 		return err
 	}
-	meanLoss := func(r *gg.Replica, x, y *G.Node) *G.Node {
-		w := r.Param("w", []int{features, classes}, gg.GlorotU(1))
+	meanLoss := func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
+		w := r.Param("w", []int{features, classes}, gorgoniamodel.GlorotU(1))
 		return G.Must(G.Mean(G.Must(G.Mul(x, w))))
 	}
 	badLabels := func() *data.Dataset {
@@ -333,23 +333,23 @@ func TestMisuse(t *testing.T) {
 		y.Data[10] = 7
 		return data.FromTensorSlices(x, y).Batch(batch)
 	}
-	noParams := func(r *gg.Replica, x, y *G.Node) *G.Node {
+	noParams := func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
 		return r.AverageLoss(G.Must(G.Sum(x, 1)))
 	}
 	cases := []struct {
 		name  string
-		build gg.BuildFunc
+		build gorgoniamodel.BuildFunc
 		ds    *data.Dataset
 		want  []string
 	}{
 		{"a per-replica mean", meanLoss, dataset(), []string{"replica 0", "r.AverageLoss", "2 times too large"}},
 		{"a label out of range", mlp, badLabels(), []string{"replica 1", "example 10 of the global batch (row 2 of the replica's shard)", "want a label in [0,5), got 7"}},
 		{"no parameters", noParams, dataset(), []string{"no parameters"}},
-		{"a per-class loss", func(r *gg.Replica, x, y *G.Node) *G.Node {
+		{"a per-class loss", func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
 			w := r.Param("w", []int{features, classes}, nil)
 			return r.AverageLoss(G.Must(G.Mul(x, w)))
 		}, dataset(), []string{"want one loss per example, a vector [8], got shape (8, 5)"}},
-		{"one-hot of a non-input", func(r *gg.Replica, x, y *G.Node) *G.Node {
+		{"one-hot of a non-input", func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
 			w := r.Param("w", []int{features, classes}, nil)
 			r.OneHot(G.Must(G.Mul(x, w)), classes)
 			return nil
@@ -372,11 +372,11 @@ func TestMisuse(t *testing.T) {
 	t.Run("outside Scope", func(t *testing.T) {
 		defer func() {
 			err, _ := recover().(error)
-			if !errors.Is(err, gg.ErrUsage) || !strings.Contains(err.Error(), "inside s.Scope") {
+			if !errors.Is(err, gorgoniamodel.ErrUsage) || !strings.Contains(err.Error(), "inside s.Scope") {
 				t.Errorf("got %v", err)
 			}
 		}()
-		gg.NewModel(mlp)
+		gorgoniamodel.New(mlp)
 	})
 }
 
@@ -413,8 +413,8 @@ func TestInitializersAreSeeded(t *testing.T) {
 	initial := func(replicas int, seed uint64) map[string][]float64 {
 		s := strategy.NewMirrored(strategy.WithReplicas(replicas), strategy.WithSeed(seed))
 		defer s.Close()
-		var model *gg.Model
-		s.Scope(func() { model = gg.NewModel(mlp) })
+		var model *gorgoniamodel.Model
+		s.Scope(func() { model = gorgoniamodel.New(mlp) })
 		if err := model.Build([]int{features}, []int{}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package gg
+package gorgoniamodel
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ func TestParametersShareStorage(t *testing.T) {
 	defer s.Close()
 	var m *Model
 	s.Scope(func() {
-		m = NewModel(func(r *Replica, x, y *G.Node) *G.Node {
+		m = New(func(r *Replica, x, y *G.Node) *G.Node {
 			w := r.Param("w", []int{4, 3}, GlorotU(1))
 			return r.AverageLoss(G.Must(G.Sum(G.Must(G.Mul(x, w)), 1)))
 		})

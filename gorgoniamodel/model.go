@@ -1,4 +1,4 @@
-package gg
+package gorgoniamodel
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ import (
 // ErrUsage is wrapped by the errors and panics of misuse: a build function
 // that returns no loss, a parameter asked with two shapes, a model made
 // outside a strategy's Scope.
-var ErrUsage = errors.New("gg: misuse")
+var ErrUsage = errors.New("gorgoniamodel: misuse")
 
 // BuildFunc builds one replica's graph: x is the replica's shard of the
 // batch's first component, y of its second (the labels), or nil when the
@@ -31,7 +31,7 @@ type BuildFunc func(r *Replica, x, y *G.Node) *G.Node
 
 // Model is a gorgonia model trained under a strategy: its build function,
 // the parameters every replica's graph shares, and the machines built for
-// each input shape. Create it with NewModel inside the strategy's Scope. A
+// each input shape. Create it with New inside the strategy's Scope. A
 // Model is not safe for concurrent use.
 type Model struct {
 	s     *strategy.Mirrored
@@ -41,18 +41,18 @@ type Model struct {
 	sets  []*machineSet
 }
 
-// NewModel returns a model built by build on every replica of the current
+// New returns a model built by build on every replica of the current
 // strategy, at the first Step or Evaluate for given input shapes (or at
 // Build). Its parameters are named "gorgonia/NAME" ("gorgonia_1/NAME" for
 // the second model of the strategy, …). It panics with an error wrapping
 // ErrUsage outside a strategy's Scope or if build is nil.
-func NewModel(build BuildFunc) *Model {
+func New(build BuildFunc) *Model {
 	s := strategy.Current()
 	if s == nil {
-		panic(usageError("NewModel: no strategy is current; create the model inside s.Scope(func() { ... })"))
+		panic(usageError("New: no strategy is current; create the model inside s.Scope(func() { ... })"))
 	}
 	if build == nil {
-		panic(usageError("NewModel: want a build function, got nil"))
+		panic(usageError("New: want a build function, got nil"))
 	}
 	useBLAS()
 	return &Model{s: s, name: s.UniqueName("gorgonia"), build: build}
@@ -339,17 +339,17 @@ func names(vars []*graph.Variable) []string {
 }
 
 func usageError(format string, args ...any) error {
-	return errkind.New(ErrUsage, "gg: ", format, args...)
+	return errkind.New(ErrUsage, "gorgoniamodel: ", format, args...)
 }
 
 // buildError is the error of a build function that panicked at site; a
-// misuse of this package keeps its kind and says "gg:" once.
+// misuse of this package keeps its kind and says "gorgoniamodel:" once.
 func buildError(site string, err error) error {
 	var ke *errkind.Error
 	if errors.As(err, &ke) {
-		return &errkind.Error{Msg: "gg: the build function" + site + ": " + strings.TrimPrefix(ke.Msg, "gg: "), Kind: ke.Kind}
+		return &errkind.Error{Msg: "gorgoniamodel: the build function" + site + ": " + strings.TrimPrefix(ke.Msg, "gorgoniamodel: "), Kind: ke.Kind}
 	}
-	return fmt.Errorf("gg: the build function%s: %w", site, err)
+	return fmt.Errorf("gorgoniamodel: the build function%s: %w", site, err)
 }
 
 // panicSite returns ", at FILE:LINE" for the innermost frame of a panic
@@ -363,7 +363,7 @@ func panicSite() string {
 	for {
 		f, more := frames.Next()
 		if f.Function != "" && !strings.HasPrefix(f.Function, "runtime.") && !strings.HasPrefix(f.Function, "gorgonia.org/") &&
-			!strings.HasPrefix(f.Function, "github.com/gotrain/gotrain/gg.") {
+			!strings.HasPrefix(f.Function, "github.com/gotrain/gotrain/gorgoniamodel.") {
 			return fmt.Sprintf(", at %s:%d", filepath.Base(f.File), f.Line)
 		}
 		if !more {

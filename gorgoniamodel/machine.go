@@ -1,4 +1,4 @@
-package gg
+package gorgoniamodel
 
 import (
 	"fmt"
@@ -26,13 +26,13 @@ var _ strategy.ExternalReplica = (*machine)(nil)
 func newMachine(r *Replica) (mc *machine, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			mc, err = nil, fmt.Errorf("gg: compiling the graph: %w", panicError(v))
+			mc, err = nil, fmt.Errorf("gorgoniamodel: compiling the graph: %w", panicError(v))
 		}
 	}()
 	mc = &machine{r: r, grads: make(map[*graph.Variable]*G.Node, len(r.vars))}
 	if r.training {
 		if _, err := G.Grad(r.loss, r.params...); err != nil {
-			return nil, fmt.Errorf("gg: the gradient of the loss with respect to the parameters: %w", err)
+			return nil, fmt.Errorf("gorgoniamodel: the gradient of the loss with respect to the parameters: %w", err)
 		}
 		mc.vm = G.NewTapeMachine(r.g, G.BindDualValues(r.params...))
 	} else {
@@ -82,7 +82,7 @@ func (mc *machine) RunStep(in strategy.ExternalInput) ([]data.Tensor, error) {
 			inv = 1 / in.GlobalCount
 		}
 		if err := G.Let(r.invCount, scalar(r.dt, inv)); err != nil {
-			return nil, fmt.Errorf("gg: feeding the global count: %w", err)
+			return nil, fmt.Errorf("gorgoniamodel: feeding the global count: %w", err)
 		}
 	}
 	for _, o := range r.oneHots {
@@ -143,7 +143,7 @@ func encode(o oneHot, in strategy.ExternalInput) error {
 		}
 		c := int(l)
 		if float64(c) != l || c < 0 || c >= o.classes {
-			return fmt.Errorf("gg: OneHot: example %d of the global batch (row %d of the replica's shard): want a label in [0,%d), got %v",
+			return fmt.Errorf("gorgoniamodel: OneHot: example %d of the global batch (row %d of the replica's shard): want a label in [0,%d), got %v",
 				in.First+i, i, o.classes, l)
 		}
 		switch d := o.buf.Data().(type) {
@@ -206,5 +206,5 @@ func hostCopy(v G.Value) data.Tensor {
 	case []float64:
 		return data.Tensor{Shape: []int(v.Shape()), Data: append([]float64(nil), d...)}
 	}
-	panic(fmt.Sprintf("gg: a value of type %T", v.Data()))
+	panic(fmt.Sprintf("gorgoniamodel: a value of type %T", v.Data()))
 }

@@ -1,4 +1,4 @@
-package gg
+package gorgoniamodel
 
 import (
 	"fmt"
@@ -109,7 +109,7 @@ func backing(v *graph.Variable) any {
 // replica's shard and 0 for each row that pads a short last batch.
 func (r *Replica) Mask() *G.Node {
 	if r.mask == nil {
-		r.mask = G.NewVector(r.g, r.dt, G.WithShape(r.rows), G.WithName("gg.mask"), G.WithValue(tensor.New(tensor.WithShape(r.rows), tensor.Of(r.dt))))
+		r.mask = G.NewVector(r.g, r.dt, G.WithShape(r.rows), G.WithName("gorgoniamodel.mask"), G.WithValue(tensor.New(tensor.WithShape(r.rows), tensor.Of(r.dt))))
 	}
 	return r.mask
 }
@@ -119,7 +119,7 @@ func (r *Replica) Mask() *G.Node {
 // the replica's real rows times it sums over replicas to the batch mean.
 func (r *Replica) GlobalCount() *G.Node {
 	if r.invCount == nil {
-		r.invCount = G.NewScalar(r.g, r.dt, G.WithName("gg.inverse_global_count"), G.WithValue(scalar(r.dt, 0)))
+		r.invCount = G.NewScalar(r.g, r.dt, G.WithName("gorgoniamodel.inverse_global_count"), G.WithValue(scalar(r.dt, 0)))
 	}
 	return r.invCount
 }
@@ -163,7 +163,7 @@ func (r *Replica) OneHot(labels *G.Node, classes int) *G.Node {
 		}
 	}
 	buf := tensor.New(tensor.WithShape(r.rows, classes), tensor.Of(r.dt))
-	n := G.NewMatrix(r.g, r.dt, G.WithShape(r.rows, classes), G.WithName(fmt.Sprintf("gg.one_hot_%d", k)), G.WithValue(buf))
+	n := G.NewMatrix(r.g, r.dt, G.WithShape(r.rows, classes), G.WithName(fmt.Sprintf("gorgoniamodel.one_hot_%d", k)), G.WithValue(buf))
 	r.oneHots = append(r.oneHots, oneHot{input: k, classes: classes, node: n, buf: buf})
 	return n
 }

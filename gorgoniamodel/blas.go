@@ -1,4 +1,4 @@
-package gg
+package gorgoniamodel
 
 import (
 	"sync"
@@ -27,6 +27,6 @@ func (products) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []flo
 
 var useProducts sync.Once
 
-// useBLAS makes gorgonia use products, once per process: NewModel calls it,
+// useBLAS makes gorgonia use products, once per process: New calls it,
 // so a later gorgonia.Use of the user's own choice stays in force.
 func useBLAS() { useProducts.Do(func() { G.Use(products{}) }) }

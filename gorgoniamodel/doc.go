@@ -1,15 +1,15 @@
-// Package gg trains gorgonia models under a strategy.Mirrored: a model
+// Package gorgoniamodel trains gorgonia models under a strategy.Mirrored: a model
 // written as a gorgonia ExprGraph, in the way gorgonia users write one, runs
 // on every replica on its shard of each global batch, and one merged update
 // keeps its parameters identical, as for gotrain's own models.
 //
-// The user gives NewModel a build function. At the first step for given
+// The user gives New a build function. At the first step for given
 // input shapes it is called once per replica, with that replica's graph and
 // input nodes, and returns the replica's loss:
 //
 //	s.Scope(func() {
-//		model = gg.NewModel(func(r *gg.Replica, x, y *G.Node) *G.Node {
-//			w := r.Param("w", []int{784, 10}, gg.GlorotU(1))
+//		model = gorgoniamodel.New(func(r *gorgoniamodel.Replica, x, y *G.Node) *G.Node {
+//			w := r.Param("w", []int{784, 10}, gorgoniamodel.GlorotU(1))
 //			logits := G.Must(G.Mul(x, w))
 //			perExample := G.Must(G.Neg(G.Must(G.Sum(G.Must(G.HadamardProd(r.OneHot(y, 10), G.Must(G.LogSoftMax(logits)))), 1))))
 //			return r.AverageLoss(perExample)
@@ -43,7 +43,7 @@
 //     count. A loss that does not use it (a plain G.Mean) is refused: each
 //     replica's mean would make the summed gradients N times too large.
 //
-// NewModel makes gorgonia's matrix products use gotrain's BLAS (OpenBLAS
+// New makes gorgonia's matrix products use gotrain's BLAS (OpenBLAS
 // unless built with the noopenblas tag) through gorgonia.Use, which is 3–4
 // times faster than gonum's pure-Go BLAS gorgonia uses by default.
-package gg
+package gorgoniamodel
