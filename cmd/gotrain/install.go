@@ -8,18 +8,18 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/gotrain/gotrain/install"
+	"github.com/gotrain/gotrain/kernelspec"
 	"github.com/gotrain/gotrain/worker"
 )
 
 func runInstall(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gotrain install", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var w install.Where
+	var w kernelspec.Where
 	fs.BoolVar(&w.User, "user", false, "install for the current user only")
 	fs.StringVar(&w.Prefix, "prefix", "", "install into `DIR`/share/jupyter/kernels")
 	fs.BoolVar(&w.SysPrefix, "sys-prefix", false, "install into Debian Python's prefix, /usr")
-	name := fs.String("name", install.DefaultName, "kernel `NAME` front ends record in notebooks")
+	name := fs.String("name", kernelspec.DefaultName, "kernel `NAME` front ends record in notebooks")
 	memLimit := fs.String("memory-limit", "", "the session's memory limit, such as `8GiB`; %limit changes it in a notebook")
 	workers := fs.Int("workers", 1, "run every cell on `N` worker processes of strategy.NewMultiWorkerMirrored from the first cell (%workers changes it)")
 	if err := fs.Parse(args); err != nil {
@@ -28,7 +28,7 @@ func runInstall(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 0 {
 		return fmt.Errorf("gotrain install: unexpected arguments %q", fs.Args())
 	}
-	dir, err := install.Dir(w, *name)
+	dir, err := kernelspec.Dir(w, *name)
 	if err != nil {
 		return err
 	}
@@ -52,14 +52,14 @@ func runInstall(args []string, stdout, stderr io.Writer) error {
 	if *workers > 1 {
 		kernelFlags = append(kernelFlags, "--workers", strconv.Itoa(*workers))
 	}
-	spec, err := install.NewSpec(exe, kernelFlags...)
+	spec, err := kernelspec.NewSpec(exe, kernelFlags...)
 	if err != nil {
 		return err
 	}
 	if *workers > 1 {
 		spec.DisplayName = fmt.Sprintf("Go (gotrain, %d workers)", *workers)
 	}
-	if err := install.Write(dir, spec); err != nil {
+	if err := kernelspec.Write(dir, spec); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "installed kernelspec %s in %s\n", *name, dir)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/gotrain/gotrain/cells"
 	"github.com/gotrain/gotrain/graph"
-	"github.com/gotrain/gotrain/install"
 	"github.com/gotrain/gotrain/internal/mpi"
 	"github.com/gotrain/gotrain/kernel"
+	"github.com/gotrain/gotrain/kernelspec"
 	"github.com/gotrain/gotrain/worker"
 )
 
@@ -187,7 +187,7 @@ func watchParent(logger *slog.Logger, parent int, done <-chan struct{}) <-chan s
 // user's Jupyter data folder; empty (history in memory only) when it cannot
 // be created.
 func historyFile(logger *slog.Logger) string {
-	data, err := install.UserDataDir()
+	data, err := kernelspec.UserDataDir()
 	if err != nil {
 		logger.Warn("gotrain: history kept in memory only", "err", err)
 		return ""

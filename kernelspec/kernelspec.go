@@ -1,4 +1,4 @@
-package install
+package kernelspec
 
 import (
 	"embed"
@@ -11,7 +11,7 @@ import (
 	"regexp"
 )
 
-//go:embed kernelspec
+//go:embed logos
 var assets embed.FS
 
 // DefaultName is the kernel name front ends list and notebooks record.
@@ -126,7 +126,7 @@ func Write(dir string, spec Spec) error {
 	if err := os.WriteFile(filepath.Join(dir, "kernel.json"), append(js, '\n'), 0o644); err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
-	logos, err := fs.Glob(assets, "kernelspec/logo-*.png")
+	logos, err := fs.Glob(assets, "logos/logo-*.png")
 	if err != nil {
 		return fmt.Errorf("install: %w", err)
 	}

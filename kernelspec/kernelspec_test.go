@@ -1,4 +1,4 @@
-package install
+package kernelspec
 
 import (
 	"encoding/json"
