@@ -123,7 +123,7 @@ func convKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 		if b != nil {
 			bf = f32(b)
 		}
-		return func() { c.Forward(y, xf, wf, bf, blas.Threads()) }
+		return func() { c.Forward(y, xf, wf, bf) }
 	}
 	gemm := gemmFor[T]()
 	m, k := win.b*win.oh*win.ow, win.kh*win.kw*win.c
@@ -141,7 +141,7 @@ func convGradInputKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) f
 	win, cout := n.win, n.in[1].shape[3]
 	if c := newConvPrimitive[T](n, dnnl.BackwardData, cout); c != nil {
 		dx, dyf, wf := f32(out), f32(dy), f32(w)
-		return func() { c.BackwardData(dx, dyf, wf, blas.Threads()) }
+		return func() { c.BackwardData(dx, dyf, wf) }
 	}
 	gemm := gemmFor[T]()
 	m, k := win.b*win.oh*win.ow, win.kh*win.kw*win.c
@@ -158,7 +158,7 @@ func convGradFilterKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) 
 	win, cout := n.win, n.shape[3]
 	if c := newConvPrimitive[T](n, dnnl.BackwardWeights, cout); c != nil {
 		dw, xf, dyf := f32(out), f32(x), f32(dy)
-		return func() { c.BackwardWeights(dw, xf, dyf, blas.Threads()) }
+		return func() { c.BackwardWeights(dw, xf, dyf) }
 	}
 	gemm := gemmFor[T]()
 	m, k := win.b*win.oh*win.ow, win.kh*win.kw*win.c

@@ -90,7 +90,7 @@ func benchConvs(cfg resnet.Config, batch int, stdout io.Writer) error {
 				impls = append(impls, "-")
 				continue
 			}
-			ct, pt := c.Time(convReps(c.Geometry()), 1)
+			ct, pt := c.Time(convReps(c.Geometry()))
 			call, prim, flops = call+ct, prim+pt, flops+c.Geometry().Flops()
 			impls = append(impls, c.Impl())
 		}

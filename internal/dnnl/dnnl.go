@@ -36,10 +36,11 @@ func Version() string {
 // between calls: the scratchpad is the caller's (oneDNN's user mode), not
 // a thread's.
 type Conv struct {
-	c    *C.gt_conv
-	kind Kind
-	g    Geometry
-	impl string
+	c       *C.gt_conv
+	kind    Kind
+	g       Geometry
+	impl    string
+	threads int // what New was given: a jit kernel runs the threads it was made for
 }
 
 // New builds the primitive of kind for g, to run on threads threads; bias
@@ -64,7 +65,7 @@ func New(kind Kind, g Geometry, bias, relu bool, threads int) (*Conv, error) {
 	if c == nil {
 		return nil, fmt.Errorf("dnnl: %v %v: %s", kind, g, C.GoString(&errBuf[0]))
 	}
-	cv := &Conv{c: c, kind: kind, g: g, impl: C.GoString(&c.impl[0])}
+	cv := &Conv{c: c, kind: kind, g: g, impl: C.GoString(&c.impl[0]), threads: max(1, threads)}
 	runtime.AddCleanup(cv, func(c *C.gt_conv) { C.gt_conv_free(c) }, c)
 	return cv, nil
 }
@@ -88,11 +89,11 @@ func (c *Conv) Kind() Kind { return c.kind }
 func (c *Conv) Geometry() Geometry { return c.g }
 
 // Forward computes y [N,OH,OW,K] = conv(x [N,H,W,C], w [KH,KW,C,K]) (+ b
-// [K]) (then ReLU) with threads OpenMP threads. b is ignored unless c was
+// [K]) (then ReLU) on the threads c was built for. b is ignored unless c was
 // built with a bias.
 // It panics if c is not a Forward primitive or a buffer's length is wrong.
-func (c *Conv) Forward(y, x, w, b []float32, threads int) {
-	c.want(Forward, "y", len(y), c.g.outLen(), "x", len(x), c.g.inLen(), "w", len(w), c.g.wLen())
+func (c *Conv) Forward(y, x, w, b []float32) {
+	c.want(Forward, [3]bufLen{{"y", len(y), c.g.outLen()}, {"x", len(x), c.g.inLen()}, {"w", len(w), c.g.wLen()}})
 	var bp unsafe.Pointer
 	if c.c.bias != nil {
 		if len(b) != c.g.K {
@@ -100,7 +101,7 @@ func (c *Conv) Forward(y, x, w, b []float32, threads int) {
 		}
 		bp = unsafe.Pointer(&b[0])
 	}
-	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&w[0]), bp, threads, true)
+	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&w[0]), bp, true)
 	runtime.KeepAlive(b)
 }
 
@@ -108,27 +109,27 @@ func (c *Conv) Forward(y, x, w, b []float32, threads int) {
 // [N,OH,OW,K] and w [KH,KW,C,K].
 // It panics if c is not a BackwardData primitive or a buffer's length is
 // wrong.
-func (c *Conv) BackwardData(dx, dy, w []float32, threads int) {
-	c.want(BackwardData, "dx", len(dx), c.g.inLen(), "dy", len(dy), c.g.outLen(), "w", len(w), c.g.wLen())
-	c.exec(unsafe.Pointer(&dy[0]), unsafe.Pointer(&dx[0]), unsafe.Pointer(&w[0]), nil, threads, true)
+func (c *Conv) BackwardData(dx, dy, w []float32) {
+	c.want(BackwardData, [3]bufLen{{"dx", len(dx), c.g.inLen()}, {"dy", len(dy), c.g.outLen()}, {"w", len(w), c.g.wLen()}})
+	c.exec(unsafe.Pointer(&dy[0]), unsafe.Pointer(&dx[0]), unsafe.Pointer(&w[0]), nil, true)
 }
 
 // BackwardWeights computes dw [KH,KW,C,K], the gradient of the weights,
 // from x [N,H,W,C] and dy [N,OH,OW,K].
 // It panics if c is not a BackwardWeights primitive or a buffer's length
 // is wrong.
-func (c *Conv) BackwardWeights(dw, x, dy []float32, threads int) {
-	c.want(BackwardWeights, "dw", len(dw), c.g.wLen(), "x", len(x), c.g.inLen(), "dy", len(dy), c.g.outLen())
-	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&dy[0]), unsafe.Pointer(&dw[0]), nil, threads, true)
+func (c *Conv) BackwardWeights(dw, x, dy []float32) {
+	c.want(BackwardWeights, [3]bufLen{{"dw", len(dw), c.g.wLen()}, {"x", len(x), c.g.inLen()}, {"dy", len(dy), c.g.outLen()}})
+	c.exec(unsafe.Pointer(&x[0]), unsafe.Pointer(&dy[0]), unsafe.Pointer(&dw[0]), nil, true)
 }
 
-// Time runs c reps times on buffers of its own with threads threads, as
+// Time runs c reps times on buffers of its own, as
 // Forward, BackwardData or BackwardWeights do (call), and then the
 // primitive alone, without the reorders between HWIO and oneDNN's weights
 // format (primitive: oneDNN's own figure for the shape), and returns the
 // mean of each. gotrain bench resnet shows both, so what the binding costs
 // over oneDNN is seen.
-func (c *Conv) Time(reps, threads int) (call, primitive time.Duration) {
+func (c *Conv) Time(reps int) (call, primitive time.Duration) {
 	a, b := make([]float32, max(c.g.inLen(), c.g.outLen())), make([]float32, max(c.g.inLen(), c.g.outLen()))
 	w, bias := make([]float32, c.g.wLen()), make([]float32, c.g.K)
 	for i := range a {
@@ -142,36 +143,41 @@ func (c *Conv) Time(reps, threads int) (call, primitive time.Duration) {
 		bp = unsafe.Pointer(&bias[0])
 	}
 	run := func(reorders bool) time.Duration {
-		c.exec(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&w[0]), bp, threads, reorders) // warm
+		c.exec(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&w[0]), bp, reorders) // warm
 		start := time.Now()
 		for range reps {
-			c.exec(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&w[0]), bp, threads, reorders)
+			c.exec(unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&w[0]), bp, reorders)
 		}
 		return time.Since(start) / time.Duration(max(1, reps))
 	}
 	return run(true), run(false)
 }
 
-func (c *Conv) exec(a, b, w, bias unsafe.Pointer, threads int, reorders bool) {
-	if threads < 1 {
-		threads = 1
-	}
+func (c *Conv) exec(a, b, w, bias unsafe.Pointer, reorders bool) {
 	// The pointers are Go memory, which does not move; the C side keeps
 	// them only for the length of this call.
-	if st := C.gt_conv_exec(c.c, a, b, w, bias, C.int(threads), cbool(reorders)); st != 0 {
+	if st := C.gt_conv_exec(c.c, a, b, w, bias, C.int(c.threads), cbool(reorders)); st != 0 {
 		panic(fmt.Sprintf("dnnl: %v %v: execute: status %d", c.kind, c.g, int(st)))
 	}
 	runtime.KeepAlive(c)
 }
 
-// want panics unless c is of kind and each (name, got, want) triple agrees.
-func (c *Conv) want(kind Kind, lens ...any) {
+// bufLen is a buffer's name, its length and the length c wants.
+type bufLen struct {
+	name      string
+	got, want int
+}
+
+// want panics unless c is of kind and every buffer has the length c wants.
+// The lengths come as values, not as ...any, so that a call, once per
+// convolution per step, allocates nothing.
+func (c *Conv) want(kind Kind, bufs [3]bufLen) {
 	if c.kind != kind {
 		panic(fmt.Sprintf("dnnl: %v called on a %v primitive", kind, c.kind))
 	}
-	for i := 0; i < len(lens); i += 3 {
-		if got, want := lens[i+1].(int), lens[i+2].(int); got != want || got == 0 {
-			panic(fmt.Sprintf("dnnl: %v %v: want %s of %d elements, got %d", kind, c.g, lens[i], want, got))
+	for _, b := range bufs {
+		if b.got != b.want || b.got == 0 {
+			panic(fmt.Sprintf("dnnl: %v %v: want %s of %d elements, got %d", kind, c.g, b.name, b.want, b.got))
 		}
 	}
 }

@@ -96,13 +96,13 @@ func TestConvAgainstDefinition(t *testing.T) {
 			switch k {
 			case Forward:
 				got, want = make([]float32, g.outLen()), y
-				c.Forward(got, x, w, b, 1)
+				c.Forward(got, x, w, b)
 			case BackwardData:
 				got, want = make([]float32, g.inLen()), dx
-				c.BackwardData(got, dy, w, 1)
+				c.BackwardData(got, dy, w)
 			default:
 				got, want = make([]float32, g.wLen()), dw
-				c.BackwardWeights(got, x, dy, 2)
+				c.BackwardWeights(got, x, dy)
 			}
 			if i, ok := near(got, want, 1e-5); !ok {
 				t.Errorf("%s %v (%s): element %d is %v, want %v", tc.name, k, c.Impl(), i, got[i], want[i])
@@ -165,8 +165,32 @@ func TestFlopsAndTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if call, prim := c.Time(3, 1); call <= 0 || prim <= 0 {
+		if call, prim := c.Time(3); call <= 0 || prim <= 0 {
 			t.Errorf("%v: Time = %v, %v; want both measured", kind, call, prim)
+		}
+	}
+}
+
+// TestCallsAllocateNothing: the three calls run once per convolution per
+// step, so they allocate nothing.
+func TestCallsAllocateNothing(t *testing.T) {
+	if !Available {
+		t.Skip("no oneDNN in this build")
+	}
+	g := Geometry{N: 2, H: 9, W: 8, C: 3, K: 5, KH: 3, KW: 2, OH: 4, OW: 7, SH: 2, SW: 1, DH: 1, DW: 1}
+	x, w, y := make([]float32, g.inLen()), make([]float32, g.wLen()), make([]float32, g.outLen())
+	for _, kind := range []Kind{Forward, BackwardData, BackwardWeights} {
+		c, err := New(kind, g, false, false, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call := map[Kind]func(){
+			Forward:         func() { c.Forward(y, x, w, nil) },
+			BackwardData:    func() { c.BackwardData(x, y, w) },
+			BackwardWeights: func() { c.BackwardWeights(w, x, y) },
+		}[kind]
+		if got := testing.AllocsPerRun(10, call); got != 0 {
+			t.Errorf("%v: %v allocations a call, want 0", kind, got)
 		}
 	}
 }

@@ -24,9 +24,10 @@
 // A Conv is used by one goroutine at a time: it owns its weights buffer and
 // its scratchpad (oneDNN's user scratchpad mode, so no state lives in an OS
 // thread, which a goroutine may change between calls). Several Convs run
-// at once on different goroutines. Each call sets the calling thread's
-// OpenMP thread count to its threads argument, so each replica picks its
-// own share of the cores.
+// at once on different goroutines. A Conv runs on the thread count New was
+// given (a jit kernel partitions its work for that count when it is made):
+// each call sets the calling OS thread's OpenMP count to it, so each
+// replica keeps its own share of the cores.
 //
 // # Builds
 //

@@ -28,13 +28,13 @@ func (*Conv) Kind() Kind { return Forward }
 func (*Conv) Geometry() Geometry { return Geometry{} }
 
 // Forward panics: there is no primitive to run.
-func (*Conv) Forward(_, _, _, _ []float32, _ int) { panic(ErrUnavailable) }
+func (*Conv) Forward(_, _, _, _ []float32) { panic(ErrUnavailable) }
 
 // BackwardData panics: there is no primitive to run.
-func (*Conv) BackwardData(_, _, _ []float32, _ int) { panic(ErrUnavailable) }
+func (*Conv) BackwardData(_, _, _ []float32) { panic(ErrUnavailable) }
 
 // BackwardWeights panics: there is no primitive to run.
-func (*Conv) BackwardWeights(_, _, _ []float32, _ int) { panic(ErrUnavailable) }
+func (*Conv) BackwardWeights(_, _, _ []float32) { panic(ErrUnavailable) }
 
 // Time returns zeros: there is no primitive to run.
-func (*Conv) Time(_, _ int) (call, primitive time.Duration) { return 0, 0 }
+func (*Conv) Time(int) (call, primitive time.Duration) { return 0, 0 }
