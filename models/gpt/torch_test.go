@@ -2,19 +2,16 @@ package gpt_test
 
 import (
 	"encoding/json"
-	"fmt"
-	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gotrain/gotrain/data"
-	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/models/gpt"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // torchGPT is testdata/torch_gpt.json, written with torch_gpt.safetensors
@@ -51,85 +48,10 @@ func readTorchGPT(t *testing.T) (torchGPT, gpt.Config) {
 // every tensor of the file back, bit for bit.
 func TestIssue33LoadsNanoGPT(t *testing.T) {
 	ref, cfg := readTorchGPT(t)
-	const file = "testdata/torch_gpt.safetensors"
-	for _, tc := range []struct {
-		dt       graph.DType
-		replicas int
-		tol      float64
-	}{{graph.Float32, 1, 1e-5}, {graph.Float32, 2, 1e-5}, {graph.Float64, 1, 1e-12}, {graph.Float64, 2, 1e-12}} {
-		t.Run(fmt.Sprintf("%v/%d_replicas", tc.dt, tc.replicas), func(t *testing.T) {
-			s := strategy.NewMirrored(strategy.WithDType(tc.dt), strategy.WithReplicas(tc.replicas))
-			defer s.Close()
-			var model *gpt.GPT
-			var err error
-			ids := data.NewTensor(ref.IDsShape, ref.IDs)
-			s.Scope(func() {
-				model, err = gpt.New("gpt", cfg)
-				if err == nil {
-					nn.Predict(model, ids) // builds the variables
-				}
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := nn.LoadSafetensors(file, model, nn.WithTensorMap(gpt.TorchNames("gpt", cfg))); err != nil {
-				t.Fatal(err)
-			}
-			var logits data.Tensor
-			s.Scope(func() { logits = nn.Predict(model, ids) })
-			if !slices.Equal(logits.Shape, ref.LogitsShape) {
-				t.Fatalf("logits of shape %v, want %v", logits.Shape, ref.LogitsShape)
-			}
-			worst := 0.0
-			for i, w := range ref.Logits {
-				g := logits.Data[i]
-				d := math.Abs(g-w) / max(1, math.Abs(w))
-				if !(d <= tc.tol) {
-					t.Fatalf("logit %d = %v, nanoGPT's %v (difference %.3g, want ≤ %g)", i, g, w, d, tc.tol)
-				}
-				worst = max(worst, d)
-			}
-			t.Logf("largest difference from nanoGPT's logits: %.3g", worst)
-
-			back := filepath.Join(t.TempDir(), "back.safetensors")
-			if err := nn.SaveSafetensors(back, model, nn.WithTensorMap(gpt.TorchNames("gpt", cfg))); err != nil {
-				t.Fatal(err)
-			}
-			compareFiles(t, back, file)
-		})
-	}
-}
-
-// compareFiles wants the tensors of got and want equal in name, shape and
-// value (dtypes may differ: a float64 model writes F64).
-func compareFiles(t *testing.T, got, want string) {
-	t.Helper()
-	g, _, err := nn.ReadSafetensors(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _, err := nn.ReadSafetensors(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := make(map[string]nn.SafetensorsEntry)
-	for _, e := range g {
-		byName[e.Name] = e
-	}
-	for _, e := range w {
-		ge, ok := byName[e.Name]
-		if !ok {
-			t.Errorf("%s has no tensor %q", got, e.Name)
-			continue
-		}
-		delete(byName, e.Name)
-		if !slices.Equal(ge.Shape, e.Shape) || !slices.Equal(ge.Values(), e.Values()) {
-			t.Errorf("tensor %q: saved %v %v, want %v %v", e.Name, ge.Shape, ge.Values(), e.Shape, e.Values())
-		}
-	}
-	for name := range byName {
-		t.Errorf("%s has a tensor %q the original has not", got, name)
-	}
+	tc := strategytest.TorchCase{File: "testdata/torch_gpt.safetensors", Names: gpt.TorchNames("gpt", cfg),
+		Input: data.NewTensor(ref.IDsShape, ref.IDs), Logits: data.NewTensor(ref.LogitsShape, ref.Logits), Ref: "nanoGPT's"}
+	build := func() (nn.Model, error) { return gpt.New("gpt", cfg) }
+	strategytest.CheckTorch(t, tc, build)
 }
 
 // TestTorchNamesRefusesAnotherConfig loads the nanoGPT file into a model of

@@ -1,14 +1,21 @@
 // Package strategytest is what the equivalence tests share: they train one
 // model on one replica and on several (or on workers, or devices) and
 // check that the runs end with the same variables. It trains a model for
-// the batches of a dataset and compares the variables two runs end with.
+// the batches of a dataset and compares the variables two runs end with,
+// and checks a model against PyTorch's logits for the same weights
+// (CheckTorch).
 package strategytest
 
 import (
+	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gotrain/gotrain/data"
+	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -83,4 +90,104 @@ func RelDiff(a, b []float64) float64 {
 		d = max(d, math.Abs(a[i]-b[i]))
 	}
 	return d / scale
+}
+
+// TorchCase is one PyTorch-equivalence check of a model: a file of the
+// model's weights written by PyTorch (a safetensors state_dict), the map
+// from its names to the model's, an input and PyTorch's logits for it.
+type TorchCase struct {
+	File   string       // the safetensors file
+	Names  nn.TensorMap // PyTorch's names and layouts onto the model's variables
+	Input  data.Tensor
+	Logits data.Tensor // PyTorch's, in float64
+	Ref    string      // who computed Logits, for messages ("nanoGPT's")
+}
+
+// CheckTorch runs checkTorch in float32 (logits within 1e-5) and float64
+// (within 1e-12), on 1 and 2 replicas, each a subtest.
+func CheckTorch(t *testing.T, tc TorchCase, build func() (nn.Model, error)) {
+	for _, run := range []struct {
+		dt       graph.DType
+		replicas int
+		tol      float64
+	}{{graph.Float32, 1, 1e-5}, {graph.Float32, 2, 1e-5}, {graph.Float64, 1, 1e-12}, {graph.Float64, 2, 1e-12}} {
+		t.Run(fmt.Sprintf("%v/%d_replicas", run.dt, run.replicas), func(t *testing.T) {
+			checkTorch(t, tc, build, run.dt, run.replicas, run.tol)
+		})
+	}
+}
+
+// checkTorch builds a model with build inside a strategy of dt and
+// replicas, loads tc.File into it through tc.Names, and fails t unless its
+// logits for tc.Input are tc.Logits within tol relative to max(1, |want|).
+// Then it saves the model through the same map and wants every float tensor
+// of tc.File back, in name, shape and value, and no other (PyTorch's integer
+// counters, such as num_batches_tracked, are not variables).
+func checkTorch(t *testing.T, tc TorchCase, build func() (nn.Model, error), dt graph.DType, replicas int, tol float64) {
+	t.Helper()
+	s := strategy.NewMirrored(strategy.WithDType(dt), strategy.WithReplicas(replicas))
+	defer s.Close()
+	var model nn.Model
+	var err error
+	s.Scope(func() {
+		model, err = build()
+		if err == nil {
+			nn.Predict(model, tc.Input) // builds the variables
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nn.LoadSafetensors(tc.File, model, nn.WithTensorMap(tc.Names)); err != nil {
+		t.Fatal(err)
+	}
+	var logits data.Tensor
+	s.Scope(func() { logits = nn.Predict(model, tc.Input) })
+	if !slices.Equal(logits.Shape, tc.Logits.Shape) {
+		t.Fatalf("logits of shape %v, want %v", logits.Shape, tc.Logits.Shape)
+	}
+	worst := 0.0
+	for i, w := range tc.Logits.Data {
+		g := logits.Data[i]
+		d := math.Abs(g-w) / max(1, math.Abs(w))
+		if !(d <= tol) {
+			t.Fatalf("logit %d = %v, %s %v (difference %.3g, want ≤ %g)", i, g, tc.Ref, w, d, tol)
+		}
+		worst = max(worst, d)
+	}
+	t.Logf("largest difference from %s logits: %.3g", tc.Ref, worst)
+
+	back := filepath.Join(t.TempDir(), "back.safetensors")
+	if err := nn.SaveSafetensors(back, model, nn.WithTensorMap(tc.Names)); err != nil {
+		t.Fatal(err)
+	}
+	saved, _, err := nn.ReadSafetensors(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _, err := nn.ReadSafetensors(tc.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := make(map[string]nn.SafetensorsEntry)
+	for _, e := range saved {
+		byName[e.Name] = e
+	}
+	for _, e := range orig {
+		if e.DType != "F64" && e.DType != "F32" && e.DType != "F16" && e.DType != "BF16" {
+			continue
+		}
+		g, ok := byName[e.Name]
+		if !ok {
+			t.Errorf("%s has no tensor %q", back, e.Name)
+			continue
+		}
+		delete(byName, e.Name)
+		if !slices.Equal(g.Shape, e.Shape) || !slices.Equal(g.Values(), e.Values()) {
+			t.Errorf("tensor %q: saved %v %v, want %v %v", e.Name, g.Shape, g.Values(), e.Shape, e.Values())
+		}
+	}
+	for name := range byName {
+		t.Errorf("%s has a tensor %q the original has not", back, name)
+	}
 }
