@@ -243,7 +243,7 @@ func TestBuildErrorNamesReplica(t *testing.T) {
 	if !errors.As(err, &re) || re.Replica != 1 {
 		t.Fatalf("got %v, want a ReplicaError for replica 1", err)
 	}
-	for _, want := range []string{"replica 1", "at gg_test.go:", "A × B", "Inner dimensions"} {
+	for _, want := range []string{"replica 1", "at gorgoniamodel_test.go:", "A × B", "Inner dimensions"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not say %q: %v", want, err)
 		}
