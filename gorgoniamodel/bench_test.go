@@ -8,6 +8,7 @@ import (
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/bench"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -118,7 +119,7 @@ func BenchmarkMLP(b *testing.B) {
 	})
 	for _, replicas := range []int{1, 2} {
 		b.Run("gotrain/replicas="+string(rune('0'+replicas)), func(b *testing.B) {
-			rate, err := nn.BenchMLP(replicas, benchDims, benchBatch, b.N, graph.Float32)
+			rate, err := bench.MLP(replicas, benchDims, benchBatch, b.N, graph.Float32)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gotrain/gotrain/data"
-	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -84,11 +83,4 @@ func ExampleSparseCategoricalCrossentropy() {
 	// Output:
 	// 0.2395
 	// 1.0986
-}
-
-func ExampleBenchMLP() {
-	samplesPerSec, err := nn.BenchMLP(2, []int{784, 64, 10}, 64, 3, graph.Float32)
-	fmt.Println(samplesPerSec > 0, err)
-	// Output:
-	// true <nil>
 }

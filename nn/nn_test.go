@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/gotrain/gotrain/data"
@@ -278,16 +277,6 @@ func TestAccumulatorSlots(t *testing.T) {
 	}
 	if acc.Iterations() != 2 {
 		t.Errorf("4 steps accumulated by 2: %d updates, want 2", acc.Iterations())
-	}
-}
-
-func TestBenchMLP(t *testing.T) {
-	sps, err := nn.BenchMLP(2, []int{8, 16, 4}, 32, 3, graph.Float32)
-	if err != nil || sps <= 0 {
-		t.Errorf("BenchMLP = %v, %v", sps, err)
-	}
-	if _, err := nn.BenchMLP(0, []int{8, 4}, 32, 3, graph.Float32); err == nil || !strings.HasPrefix(err.Error(), "nn: BenchMLP: ") {
-		t.Errorf("BenchMLP with 0 replicas: %v", err)
 	}
 }
 

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/bench"
 	"github.com/gotrain/gotrain/internal/blas"
 	"github.com/gotrain/gotrain/internal/loopback"
-	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 	"github.com/gotrain/gotrain/worker"
 )
@@ -91,7 +91,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		blas.SetThreads(*threads)
 		perReplica = *threads
 	}
-	rate, err := nn.BenchMLP(*replicas, dims, *batch, *steps, dt, opts...)
+	rate, err := bench.MLP(*replicas, dims, *batch, *steps, dt, opts...)
 	if err != nil {
 		return err
 	}

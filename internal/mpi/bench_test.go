@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/bench"
 	"github.com/gotrain/gotrain/internal/blas"
-	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
 
@@ -151,7 +151,7 @@ func BenchmarkStepAllReduce(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
-		rate, err := nn.BenchMLP(1, dims, 256, b.N, graph.Float32, strategy.WithCluster(c), strategy.WithBLASThreads(false), strategy.WithSeed(1))
+		rate, err := bench.MLP(1, dims, 256, b.N, graph.Float32, strategy.WithCluster(c), strategy.WithBLASThreads(false), strategy.WithSeed(1))
 		b.StopTimer()
 		if err != nil {
 			b.Fatal(err)

@@ -1,4 +1,7 @@
-package nn
+// Package bench holds the training workloads that gotrain's benchmarks time,
+// so that `gotrain bench` and the packages' go test benchmarks (gorgoniamodel's
+// comparison with Gorgonia, internal/mpi's cluster step) time the same step.
+package bench
 
 import (
 	"fmt"
@@ -6,27 +9,28 @@ import (
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
 
-// BenchMLP measures training throughput, as `gotrain bench mlp` reports it:
-// an MLP with layer widths dims (dims[0] inputs, ReLU hidden layers, dims[last]
+// MLP measures training throughput, as `gotrain bench mlp` reports it:
+// an MLP with layer widths dims (dims[0] inputs, nn.ReLU hidden layers, dims[last]
 // classes, softmax cross-entropy, Adam) trained on one fixed random global
 // batch of the given size with the given number of replicas, for steps timed
 // steps after one untimed step (which traces). It returns examples per second.
 // It returns an error for invalid arguments or a failed step.
-func BenchMLP(replicas int, dims []int, batch, steps int, dt graph.DType, opts ...strategy.Option) (samplesPerSec float64, err error) {
+func MLP(replicas int, dims []int, batch, steps int, dt graph.DType, opts ...strategy.Option) (samplesPerSec float64, err error) {
 	if replicas < 1 || len(dims) < 2 || batch < 1 || steps < 1 {
-		return 0, fmt.Errorf("nn: BenchMLP: want replicas ≥ 1, at least 2 dims, batch ≥ 1, steps ≥ 1, got %d, %v, %d, %d", replicas, dims, batch, steps)
+		return 0, fmt.Errorf("bench: MLP: want replicas ≥ 1, at least 2 dims, batch ≥ 1, steps ≥ 1, got %d, %v, %d, %d", replicas, dims, batch, steps)
 	}
 	for _, d := range dims {
 		if d < 1 {
-			return 0, fmt.Errorf("nn: BenchMLP: want dims ≥ 1, got %v", dims)
+			return 0, fmt.Errorf("bench: MLP: want dims ≥ 1, got %v", dims)
 		}
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("nn: BenchMLP: %v", v)
+			err = fmt.Errorf("bench: MLP: %v", v)
 		}
 	}()
 	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithReplicas(replicas), strategy.WithDType(dt)}, opts...)...)
@@ -36,25 +40,25 @@ func BenchMLP(replicas int, dims []int, batch, steps int, dt graph.DType, opts .
 	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(batch)).Iter()
 	defer it.Close()
 	if !it.Next() {
-		return 0, fmt.Errorf("nn: BenchMLP: no batch: %v", it.Err())
+		return 0, fmt.Errorf("bench: MLP: no batch: %v", it.Err())
 	}
 	b := it.Batch()
-	var model *Sequential
-	var opt Optimizer
+	var model *nn.Sequential
+	var opt nn.Optimizer
 	s.Scope(func() {
-		model = NewSequential()
+		model = nn.NewSequential()
 		for i, d := range dims[1:] {
-			act := ReLU
+			act := nn.ReLU
 			if i == len(dims)-2 {
-				act = Linear
+				act = nn.Linear
 			}
-			model.Add(Dense(d, act))
+			model.Add(nn.Dense(d, act))
 		}
-		opt = NewAdam(0.001)
+		opt = nn.NewAdam(0.001)
 	})
-	lossObj := SparseCategoricalCrossentropy{FromLogits: true, Reduction: ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *Tensor) *Tensor {
-		loss := ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), batch)
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), batch)
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
 		return loss
 	}
