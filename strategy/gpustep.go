@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
@@ -39,43 +38,17 @@ KERNEL void strategy_add_f64(double *y, const double *x, long long n) {
 // addBlock is the add kernel's threads per block.
 const addBlock = 256
 
-// addKernels caches the add kernels by device, for the process's life (as
-// openGPUs keeps the devices).
-var addKernels struct {
-	sync.Mutex
-	fns map[*gpu.Device][2]*gpu.Function // f32, f64
-}
-
-// addKernel returns dev's add kernel for dt, compiling it at first use.
+// addKernel returns dev's add kernel for dt, from the device's cache of
+// compiled modules.
 func addKernel(dev *gpu.Device, dt graph.DType) (*gpu.Function, error) {
-	addKernels.Lock()
-	defer addKernels.Unlock()
-	k := 0
+	mod, err := dev.Module("strategy_add.cu", addSrc)
+	if err != nil {
+		return nil, err
+	}
 	if dt == graph.Float64 {
-		k = 1
+		return mod.Function("strategy_add_f64")
 	}
-	if fns, ok := addKernels.fns[dev]; ok {
-		return fns[k], nil
-	}
-	ptx, err := dev.Compile("strategy_add.cu", addSrc)
-	if err != nil {
-		return nil, err
-	}
-	mod, err := dev.Load(ptx)
-	if err != nil {
-		return nil, err
-	}
-	var fns [2]*gpu.Function
-	for i, name := range []string{"strategy_add_f32", "strategy_add_f64"} {
-		if fns[i], err = mod.Function(name); err != nil {
-			return nil, err
-		}
-	}
-	if addKernels.fns == nil {
-		addKernels.fns = make(map[*gpu.Device][2]*gpu.Function)
-	}
-	addKernels.fns[dev] = fns
-	return fns[k], nil
+	return mod.Function("strategy_add_f32")
 }
 
 // planGPU makes the device plan of tr, whose programs are compiled on
