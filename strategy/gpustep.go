@@ -54,7 +54,7 @@ func (s *Mirrored) planGPU(tr *trace) error {
 			g.device = append(g.device, graph.DeviceApply{Vars: u.Vars, Slots: u.Split.Slots, Grads: g.grads[k], Update: u.Split.Device})
 		}
 	}
-	tr.gpu = g
+	tr.gpu, tr.host = g, g
 	return nil
 }
 
@@ -117,24 +117,20 @@ func (tr *trace) applyGPU(s *Mirrored) (err error) {
 	for _, k := range tr.split.split {
 		ups[k].Split.End()
 	}
-	for _, k := range tr.split.rest {
-		u := ups[k]
-		tr.grads = tr.grads[:0]
-		for i, v := range u.Vars {
-			f32, f64, err := g.grads[k][i].Host()
-			if err != nil {
-				return fmt.Errorf("copying the gradient of %q to the host: %w", v.Name(), err)
-			}
-			tr.grads = append(tr.grads, Grad{Var: v, F32: f32, F64: f64})
-		}
-		if err := s.sumAcrossFused(tr.grads); err != nil {
-			return err
-		}
-		u.Apply(tr.grads)
-		// Apply wrote the host copies: every device copy is stale.
+	// Apply writes the host copies: every device copy is then stale.
+	return s.applyHost(ups, tr.split.rest, g, &tr.grads, func() {
 		for _, v := range s.Variables() {
 			v.Invalidate()
 		}
+	})
+}
+
+// sum copies variable i of update k's gradient, summed on the devices, to
+// the host.
+func (g *gpuStep) sum(k, i int, v *graph.Variable) (Grad, error) {
+	f32, f64, err := g.grads[k][i].Host()
+	if err != nil {
+		return Grad{}, fmt.Errorf("copying the gradient of %q to the host: %w", v.Name(), err)
 	}
-	return nil
+	return Grad{Var: v, F32: f32, F64: f64}, nil
 }

@@ -70,6 +70,7 @@ type trace struct {
 	agreed        agreement
 	checks        [][]numCheck // [replica]; nil unless the strategy checks numerics
 	gpu           *gpuStep     // the device plan of GPU replicas; nil on CPUs
+	host          hostGrads    // where the updates Apply runs find their summed gradients
 
 	// The variables the step reads and whether each was trainable when it
 	// was traced: the gradients and updates registered depend on it, so a
@@ -158,6 +159,7 @@ func (s *Mirrored) compile(tr *trace) (err error) {
 	if s.gpus != nil {
 		return s.planGPU(tr)
 	}
+	tr.host = programGrads{tr}
 	tr.split = planSplit(tr, !s.noDefer && !s.multi(), s.multi())
 	if tr.split.across != nil {
 		tr.acrossBarrier = newStepBarrier(len(tr.replicas))
