@@ -54,7 +54,11 @@
 //
 // Kernels are CUDA C sources compiled at run time by NVRTC (Compile, with
 // --fmad=false, -prec-div=true and -prec-sqrt=true, so that they round as
-// gotrain's CPU kernels do) and loaded with Load. The sources are written
+// gotrain's CPU kernels do) and loaded with Load. A Device owns one cache
+// of compiled modules: Module compiles and loads a source at its first
+// request on the device and returns the same module to every later one, so
+// graph's ops, loops' optimizer kernels and strategy's gradient sum each
+// compile once per device; Close unloads them. The sources are written
 // in a subset of CUDA C that also compiles as C++ on the host, which is
 // how the fake libraries run them in CI:
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -143,6 +144,15 @@ type Device struct {
 	name    string  // immutable
 	major   int     // compute capability; immutable
 	minor   int
+
+	// mods is the device's one cache of compiled modules (Module): every
+	// package that launches kernels on d shares it, so a source is compiled
+	// once per device whoever asks.
+	mods struct {
+		sync.Mutex
+		m map[moduleKey]*moduleEntry // entries are removed only by Close
+	}
+	compiles atomic.Int64 // Module's successful compiles, for Compiles
 }
 
 // CUdevice_attribute values Open reads.
@@ -185,9 +195,14 @@ func (d *Device) attribute(attr int) (int, error) {
 	return int(v), err
 }
 
-// Close releases the primary context that Open retained.
+// Close unloads the modules of d's cache (Module) and releases the primary
+// context that Open retained; it returns the first error.
 func (d *Device) Close() error {
-	return cuCheck(call(driver.cuDevicePrimaryCtxRelease, uintptr(d.dev)), d.ordinal, "cuDevicePrimaryCtxRelease_v2")
+	err := d.unloadModules()
+	if e := cuCheck(call(driver.cuDevicePrimaryCtxRelease, uintptr(d.dev)), d.ordinal, "cuDevicePrimaryCtxRelease_v2"); err == nil {
+		err = e
+	}
+	return err
 }
 
 // Ordinal returns the device's index, as given to Open.

@@ -231,6 +231,49 @@ func TestCompileError(t *testing.T) {
 	}
 }
 
+// TestModuleCompilesOncePerDevice: the device's cache compiles a source at
+// its first request, returns that module to concurrent and later requests,
+// compiles again on another device, and keeps no failure.
+func TestModuleCompilesOncePerDevice(t *testing.T) {
+	d, _ := open(t, 0)
+	mods := make([]*gpu.Module, 4)
+	errs := make([]error, len(mods))
+	done := make(chan int)
+	for i := range mods {
+		go func() {
+			mods[i], errs[i] = d.Module("axpy.cu", axpy)
+			done <- i
+		}()
+	}
+	for range mods {
+		<-done
+	}
+	for i, m := range mods {
+		if errs[i] != nil || m != mods[0] {
+			t.Fatalf("request %d: module %p, error %v; want request 0's module %p", i, m, errs[i], mods[0])
+		}
+	}
+	if _, err := mods[0].Function("axpy_f32"); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Compiles(); got != 1 {
+		t.Errorf("%d compiles for 4 requests of one source, want 1", got)
+	}
+	d1, _ := open(t, 1)
+	if m1, err := d1.Module("axpy.cu", axpy); err != nil || m1 == mods[0] || d1.Compiles() != 1 {
+		t.Errorf("on a second device: module %p (first device's %p), error %v, %d compiles; want a module of its own, one compile", m1, mods[0], err, d1.Compiles())
+	}
+	const broken = "KERNEL void broken(float *y) { y[0] = undeclared_name; }\n"
+	for i := range 2 {
+		if _, err := d.Module("broken.cu", broken); err == nil {
+			t.Errorf("request %d of a broken source: no error", i)
+		}
+	}
+	if got := d.Compiles(); got != 1 {
+		t.Errorf("%d compiles after two failed ones, want still 1", got)
+	}
+}
+
 func naiveGemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	for i := range m {
 		for j := range n {

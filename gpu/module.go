@@ -174,6 +174,80 @@ func (d *Device) Load(ptx []byte) (*Module, error) {
 	return m, nil
 }
 
+// moduleKey names a module of a device's cache: its program name and
+// source, as given to Module.
+type moduleKey struct{ name, src string }
+
+// moduleEntry is one cached module. Its mutex is held while the module
+// compiles, so concurrent requests for one source wait for one compile
+// while other sources compile alongside.
+type moduleEntry struct {
+	sync.Mutex
+	mod *Module // nil until compiled and loaded; guarded by the mutex
+}
+
+// Module returns the module compiled from src (Compile) and loaded (Load)
+// on d. The device owns one cache of compiled modules, by name and source:
+// the first request for a source compiles and loads it, and every later one
+// gets that module, whichever package asks. Concurrent requests for one
+// source wait for one compile. A failure is returned and not kept, so a
+// later request tries again. The modules stay loaded until Close; the
+// caller must not Unload one.
+func (d *Device) Module(name, src string) (*Module, error) {
+	key := moduleKey{name, src}
+	d.mods.Lock()
+	e := d.mods.m[key]
+	if e == nil {
+		if d.mods.m == nil {
+			d.mods.m = make(map[moduleKey]*moduleEntry)
+		}
+		e = new(moduleEntry)
+		d.mods.m[key] = e
+	}
+	d.mods.Unlock()
+
+	e.Lock()
+	defer e.Unlock()
+	if e.mod != nil {
+		return e.mod, nil
+	}
+	ptx, err := d.Compile(name, src)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := d.Load(ptx)
+	if err != nil {
+		return nil, err
+	}
+	e.mod = mod
+	d.compiles.Add(1)
+	return mod, nil
+}
+
+// Compiles returns how many modules Module has compiled on d, so that a
+// test can check that a source is compiled once per device.
+func (d *Device) Compiles() int { return int(d.compiles.Load()) }
+
+// unloadModules unloads the modules of d's cache and empties it; it returns
+// the first error.
+func (d *Device) unloadModules() error {
+	d.mods.Lock()
+	defer d.mods.Unlock()
+	var first error
+	for _, e := range d.mods.m {
+		e.Lock()
+		if e.mod != nil {
+			if err := e.mod.Unload(); err != nil && first == nil {
+				first = err
+			}
+			e.mod = nil
+		}
+		e.Unlock()
+	}
+	d.mods.m = nil
+	return first
+}
+
 // Unload unloads m; its Functions may no longer be launched.
 func (m *Module) Unload() error {
 	leave, err := m.dev.enter()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
 	"github.com/gotrain/gotrain/gpu"
 )
@@ -334,50 +333,13 @@ func (d *devProgram) handle() (*gpu.Handle, error) {
 	return d.blas, nil
 }
 
-// modules caches the loaded kernel modules by device and source text, so
-// each source is compiled by NVRTC once per device, at first use.
-var modules struct {
-	sync.Mutex
-	m map[moduleKey]*moduleEntry
-}
-
-type moduleKey struct {
-	dev *gpu.Device
-	src string
-}
-
-type moduleEntry struct {
-	once sync.Once
-	mod  *gpu.Module // set by once
-	err  error       // set by once
-}
-
-// loadModule returns src compiled for dt and loaded on dev. name names the
+// loadModule returns src compiled for dt and loaded on dev, from the
+// device's cache of compiled modules (gpu.Device.Module). name names the
 // source in NVRTC's errors.
 func loadModule(dev *gpu.Device, dt DType, name, src string) (*gpu.Module, error) {
 	ctype := "float"
 	if dt == Float64 {
 		ctype = "double"
 	}
-	full := "typedef " + ctype + " T;\n" + cudaHeader + src
-	key := moduleKey{dev, full}
-	modules.Lock()
-	if modules.m == nil {
-		modules.m = make(map[moduleKey]*moduleEntry)
-	}
-	e := modules.m[key]
-	if e == nil {
-		e = new(moduleEntry)
-		modules.m[key] = e
-	}
-	modules.Unlock()
-	e.once.Do(func() {
-		ptx, err := dev.Compile(name+"_"+dt.String()+".cu", full)
-		if err != nil {
-			e.err = err
-			return
-		}
-		e.mod, e.err = dev.Load(ptx)
-	})
-	return e.mod, e.err
+	return dev.Module(name+"_"+dt.String()+".cu", "typedef "+ctype+" T;\n"+cudaHeader+src)
 }

@@ -1,9 +1,6 @@
 package strategy
 
-import (
-	"github.com/gotrain/gotrain/gpu"
-	"github.com/gotrain/gotrain/graph"
-)
+import "github.com/gotrain/gotrain/graph"
 
 // ReplicaContext is what a step function gets for the replica it is being
 // traced for: the replica's graph, its place among the replicas, gradients,
@@ -87,7 +84,7 @@ type Split struct {
 	// the bits Part would. GPU replicas call it, between Begin and End on
 	// the goroutine calling Run, once per variable and device, instead of
 	// Part; the strategy then copies the device's results to the host.
-	Device func(s *gpu.Stream, i int, w, g gpu.Ptr, slots []gpu.Ptr) error
+	Device graph.DeviceUpdate
 	// Slots are, aligned with Vars, the variables besides Vars[i] that the
 	// update of Vars[i] writes (an optimizer's slots), for Device.
 	Slots [][]*graph.Variable

@@ -24,8 +24,10 @@
 // makes one replica per GPU ("gpu:N") instead; WithReplicas or CPU devices
 // keep it on CPUs, and WithDevices("gpu:0", "gpu:0") puts several replicas on
 // one GPU. A GPU replica's goroutine keeps its OS thread, with its device's
-// context current there; its step is a device program (graph.CompileOn) fed
-// its shard from the host. Each update's gradients are summed over the
+// context current there; its step is a device program (graph.GPUs.Compile)
+// fed its shard from the host. The strategy decides which update runs
+// where; the device work between the programs (sums, copies, device
+// updates) is graph.DeviceStep's. Each update's gradients are summed over the
 // replicas in replica order: on one GPU by an add kernel into replica 0's
 // buffer; over GPUs of one replica each by NCCL when it is available (its
 // own order); otherwise through the host. An update with a Split.Device

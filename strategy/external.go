@@ -241,9 +241,7 @@ func externalGradients(step *ExternalStep) ([][][]Grad, error) {
 }
 
 // applyExternal sums each gradient over replicas, in replica order, into
-// every replica's buffer (then across workers into replica 0's, an update's
-// gradients fused as applyUpdates sums them: sumAcrossFused), and calls each
-// update's Apply once with the sums.
+// every replica's buffer, and applies every update (applyHost).
 func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -251,26 +249,30 @@ func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) 
 		}
 	}()
 	n := len(s.loops)
-	bufs32, bufs64 := make([][]float32, n), make([][]float64, n)
-	for k, u := range updates {
-		sums := make([]Grad, len(u.Vars))
-		for i, per := range grads[k] {
-			for r, g := range per {
-				bufs32[r], bufs64[r] = g.F32, g.F64
-			}
-			if per[0].F32 != nil {
-				loops.AllReduceSum(bufs32)
-			} else {
-				loops.AllReduceSum(bufs64)
-			}
-			sums[i] = per[0]
-		}
-		if err := s.sumAcrossFused(sums); err != nil {
-			return err
-		}
-		u.Apply(sums)
+	src := externalGrads{grads: grads, bufs32: make([][]float32, n), bufs64: make([][]float64, n)}
+	var scratch []Grad
+	return s.applyHost(updates, unsplit(len(updates)).rest, src, &scratch, nil)
+}
+
+// externalGrads sums an external step's gradients, [update][variable][replica],
+// into replica 0's buffer.
+type externalGrads struct {
+	grads  [][][]Grad
+	bufs32 [][]float32 // scratch: the replicas' buffers of one gradient
+	bufs64 [][]float64
+}
+
+func (e externalGrads) sum(k, i int, _ *graph.Variable) (Grad, error) {
+	per := e.grads[k][i]
+	for r, g := range per {
+		e.bufs32[r], e.bufs64[r] = g.F32, g.F64
 	}
-	return nil
+	if per[0].F32 != nil {
+		loops.AllReduceSum(e.bufs32)
+	} else {
+		loops.AllReduceSum(e.bufs64)
+	}
+	return per[0], nil
 }
 
 // externalNumerics returns an error wrapping ErrNonFinite for the first

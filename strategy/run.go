@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gotrain/gotrain/data"
-	"github.com/gotrain/gotrain/gpu"
+	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/safepoint"
 )
 
@@ -19,8 +19,9 @@ type replicaLoop struct {
 	jobs    chan func()
 	running atomic.Bool // a job is executing, for Close's audit
 	pinned  bool        // locked to its OS thread; only its goroutine uses it
-	dev     *gpu.Device // the replica's GPU, nil on a CPU; immutable
-	bound   bool        // dev's context is current on the loop's thread; only its goroutine uses it
+	gpus    *graph.GPUs // the replicas' GPUs, nil on CPUs; immutable
+	r       int         // the replica, its index in gpus; immutable
+	bound   bool        // the GPU's context is current on the loop's thread; only its goroutine uses it
 }
 
 // bind keeps a GPU replica's goroutine on its OS thread with its device's
@@ -33,7 +34,7 @@ func (w *replicaLoop) bind() error {
 	if w.bound {
 		return nil
 	}
-	if err := w.dev.Bind(); err != nil {
+	if err := w.gpus.Bind(w.r); err != nil {
 		return err
 	}
 	w.bound = true
@@ -101,7 +102,7 @@ func (s *Mirrored) onReplicas(pin bool, fn func(r int) error) []error {
 					errs[r] = panicError(v)
 				}
 			}()
-			if w.dev != nil {
+			if w.gpus != nil {
 				if err := w.bind(); err != nil {
 					errs[r] = err
 					return

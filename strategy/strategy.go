@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/blas"
 )
@@ -131,10 +130,7 @@ type Mirrored struct {
 	cluster       Cluster        // immutable; nil for one worker (WithCluster)
 	rank, size    int            // immutable; this worker and the number of workers
 	noDefer       bool           // immutable; traces defer no gradient products (graph.Program.Defer), for tests that compare
-	gpus          []*gpu.Device  // immutable; each replica's GPU, nil when the replicas are on CPUs
-	noNCCL        bool           // immutable; never sum across GPUs with NCCL (tests)
-	comms         []*gpu.Comm    // NCCL communicator over gpus, one rank per replica, made at first use; guarded by runMu
-	noComms       bool           // NCCL was tried and is not available; guarded by runMu
+	gpus          *graph.GPUs    // the replicas' GPUs, nil when the replicas are on CPUs; its Step and Close guarded by runMu
 	loops         []*replicaLoop // immutable; one goroutine per local replica
 	wg            sync.WaitGroup
 
@@ -174,9 +170,9 @@ func NewMirrored(opts ...Option) *Mirrored {
 			c.devices = append(c.devices, fmt.Sprintf("cpu:%d", r%runtime.NumCPU()))
 		}
 	}
-	gpus := placeDevices(c.devices)
+	gpus := placeDevices(c.devices, !c.noNCCL)
 	s := &Mirrored{devices: c.devices, dtype: c.dtype, seed: c.seed, checkNumerics: c.checkNumerics, warn: c.warn, noDefer: c.noDefer, size: 1,
-		gpus: gpus, noNCCL: c.noNCCL}
+		gpus: gpus}
 	if c.cluster != nil && c.cluster.Size() > 1 {
 		s.cluster, s.rank, s.size = c.cluster, c.cluster.Rank(), c.cluster.Size()
 	}
@@ -184,10 +180,7 @@ func NewMirrored(opts ...Option) *Mirrored {
 	s.mu.names = make(map[string]int)
 	s.loops = make([]*replicaLoop, len(c.devices))
 	for r := range s.loops {
-		w := &replicaLoop{jobs: make(chan func(), 1)}
-		if gpus != nil {
-			w.dev = gpus[r]
-		}
+		w := &replicaLoop{jobs: make(chan func(), 1), gpus: gpus, r: r}
 		s.loops[r] = w
 		s.wg.Add(1)
 		go w.loop(&s.wg)
@@ -338,10 +331,9 @@ func (s *Mirrored) Close() error {
 	// Wait for a Run in flight so its replicas finish their step.
 	s.runMu.Lock()
 	s.traces.clear()
-	for _, c := range s.comms {
-		c.Destroy()
+	if s.gpus != nil {
+		s.gpus.Close()
 	}
-	s.comms = nil
 	for _, w := range s.loops {
 		close(w.jobs)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/gotrain/gotrain/gpu"
 	"github.com/gotrain/gotrain/graph"
 )
 
@@ -71,6 +70,7 @@ type trace struct {
 	agreed        agreement
 	checks        [][]numCheck // [replica]; nil unless the strategy checks numerics
 	gpu           *gpuStep     // the device plan of GPU replicas; nil on CPUs
+	host          hostGrads    // where the updates Apply runs find their summed gradients
 
 	// The variables the step reads and whether each was trainable when it
 	// was traced: the gradients and updates registered depend on it, so a
@@ -149,11 +149,7 @@ func (s *Mirrored) compile(tr *trace) (err error) {
 		}
 	}()
 	for r, rt := range tr.replicas {
-		var dev *gpu.Device
-		if s.gpus != nil {
-			dev = s.gpus[r]
-		}
-		if err := rt.compile(dev); err != nil {
+		if err := rt.compile(s.gpus, r); err != nil {
 			return traceFailure(r, err)
 		}
 	}
@@ -163,6 +159,7 @@ func (s *Mirrored) compile(tr *trace) (err error) {
 	if s.gpus != nil {
 		return s.planGPU(tr)
 	}
+	tr.host = programGrads{tr}
 	tr.split = planSplit(tr, !s.noDefer && !s.multi(), s.multi())
 	if tr.split.across != nil {
 		tr.acrossBarrier = newStepBarrier(len(tr.replicas))
@@ -225,10 +222,10 @@ func (s *Mirrored) traceReplica(fn reflect.Value, r int, in *stepInputs, coll *c
 	return rt, shape, nil
 }
 
-// compile compiles the replica's program, on dev when not nil: one program
-// computes the outputs and every registered gradient; all-reductions happen
-// inside it (graph.AllReduce).
-func (rt *replicaTrace) compile(dev *gpu.Device) (err error) {
+// compile compiles the replica's program, on replica r's GPU when gpus is
+// not nil: one program computes the outputs and every registered gradient;
+// all-reductions happen inside it (graph.AllReduce).
+func (rt *replicaTrace) compile(gpus *graph.GPUs, r int) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = panicError(v)
@@ -244,8 +241,8 @@ func (rt *replicaTrace) compile(dev *gpu.Device) (err error) {
 		// collectives); compile something so there is a program.
 		final = append(final, g.Const(0))
 	}
-	if dev != nil {
-		rt.prog, err = g.CompileOn(dev, final...)
+	if gpus != nil {
+		rt.prog, err = gpus.Compile(r, g, final...)
 	} else {
 		rt.prog, err = g.Compile(final...)
 	}

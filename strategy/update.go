@@ -3,6 +3,7 @@ package strategy
 import (
 	"fmt"
 
+	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
@@ -19,10 +20,8 @@ func (tr *trace) beginSplit() (err error) {
 	return nil
 }
 
-// applyUpdates finishes the split updates (End) and applies the others: it
-// sums each of their gradients across replicas, in a fixed order (this
-// worker's replicas, then across workers, an update's gradients fused:
-// sumAcrossFused), and calls each Apply once with the sums.
+// applyUpdates finishes the split updates (End) and applies the others
+// (applyHost), their gradients summed from the CPU programs' buffers.
 func (tr *trace) applyUpdates(s *Mirrored) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -33,31 +32,67 @@ func (tr *trace) applyUpdates(s *Mirrored) (err error) {
 	for _, k := range tr.split.split {
 		ups[k].Split.End()
 	}
-	for _, k := range tr.split.rest {
+	return s.applyHost(ups, tr.split.rest, tr.host, &tr.grads, nil)
+}
+
+// hostGrads is where the updates Apply runs find their gradients summed
+// over this worker's replicas: the CPU programs' buffers (programGrads), a
+// GPU step's copies (gpuStep) or an external engine's buffers
+// (externalGrads). A trace's is chosen when the step is traced.
+type hostGrads interface {
+	// sum returns variable i of update k, v, with its gradient summed over
+	// this worker's replicas in replica order, in a buffer the step owns.
+	sum(k, i int, v *graph.Variable) (Grad, error)
+}
+
+// applyHost is the one place an update's Apply is called. For each update
+// ups[k], k in rest, in order, it sums each gradient over this worker's
+// replicas (src) and then across workers, an update's gradients fused
+// (sumAcrossFused), calls Apply once with the sums, and then after, when not
+// nil. *grads is the scratch handed to Apply, kept across steps.
+func (s *Mirrored) applyHost(ups []Update, rest []int, src hostGrads, grads *[]Grad, after func()) error {
+	for _, k := range rest {
 		u := ups[k]
-		tr.grads = tr.grads[:0]
+		gs := (*grads)[:0]
 		for i, v := range u.Vars {
-			for r, rt := range tr.replicas {
-				gn := rt.ctx.updates[k].Grads[i]
-				tr.bufs32[r] = rt.prog.F32(gn)
-				tr.bufs64[r] = rt.prog.F64(gn)
+			g, err := src.sum(k, i, v)
+			if err != nil {
+				return err
 			}
-			g := Grad{Var: v}
-			if tr.bufs32[0] != nil {
-				loops.AllReduceSum(tr.bufs32)
-				g.F32 = tr.bufs32[0]
-			} else {
-				loops.AllReduceSum(tr.bufs64)
-				g.F64 = tr.bufs64[0]
-			}
-			tr.grads = append(tr.grads, g)
+			gs = append(gs, g)
 		}
-		if err := s.sumAcrossFused(tr.grads); err != nil {
+		*grads = gs
+		if err := s.sumAcrossFused(gs); err != nil {
 			return err
 		}
-		u.Apply(tr.grads)
+		u.Apply(gs)
+		if after != nil {
+			after()
+		}
 	}
 	return nil
+}
+
+// programGrads sums a trace's gradients from its CPU programs' buffers,
+// into replica 0's (loops.AllReduceSum).
+type programGrads struct{ tr *trace }
+
+func (p programGrads) sum(k, i int, v *graph.Variable) (Grad, error) {
+	tr := p.tr
+	for r, rt := range tr.replicas {
+		gn := rt.ctx.updates[k].Grads[i]
+		tr.bufs32[r] = rt.prog.F32(gn)
+		tr.bufs64[r] = rt.prog.F64(gn)
+	}
+	g := Grad{Var: v}
+	if tr.bufs32[0] != nil {
+		loops.AllReduceSum(tr.bufs32)
+		g.F32 = tr.bufs32[0]
+	} else {
+		loops.AllReduceSum(tr.bufs64)
+		g.F64 = tr.bufs64[0]
+	}
+	return g, nil
 }
 
 // FusionBucket is the most bytes one all-reduction across workers carries

@@ -48,12 +48,9 @@
 // convention a kernel takes no float arguments, so a step's scalars travel
 // in a DeviceParams, one small device buffer per launch site written with
 // one copy per launch. Each kernel's CUDA C source sits beside its launcher
-// in optim_cuda.go and is compiled once per device at first use. The
+// in optim_cuda.go and is compiled once per device at first use, in the
+// device's cache of compiled modules (gpu.Device.Module). The
 // constants are computed on the host by the CPU kernels' own code and the
 // loops are the CPU loops expression for expression, without FMA and with
 // IEEE division and square root, so a device update gives the CPU's bits.
 package loops
-
-// BUG(loops): The device optimizer kernels stay loaded for the process's
-// life, one module per program and *gpu.Device: a device that is closed and
-// opened again compiles them again (issue 13).

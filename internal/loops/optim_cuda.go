@@ -4,8 +4,6 @@ package loops
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/gotrain/gotrain/gpu"
@@ -212,58 +210,24 @@ type program struct {
 	src    string
 }
 
-// loaded caches each program's kernels per device, compiled and loaded at
-// first use. Modules stay loaded for the process's life.
-var loaded struct {
-	mu struct {
-		sync.Mutex
-		kernels map[loadKey]*[2]*gpu.Function // f32, f64; guarded by mu
-	}
-	compiles atomic.Int64 // Compile calls made, for tests
-}
-
-type loadKey struct {
-	dev  *gpu.Device
-	prog *program
-}
-
-// loadedKernel returns prog's kernel for T on d, compiling and loading
-// prog on d's first use. Compilation runs under the cache's lock, so a
-// program is compiled once per device even when replicas start together; a
-// failure is not cached, so a later call tries again.
+// loadedKernel returns prog's kernel for T on d, from the device's cache of
+// compiled modules (gpu.Device.Module): prog is compiled once per device,
+// at first use, even when replicas start together.
 func loadedKernel[T Float](d *gpu.Device, prog *program) (*gpu.Function, error) {
 	var z T
-	i := 0
+	suffix := "_f32"
 	if unsafe.Sizeof(z) == 8 {
-		i = 1
+		suffix = "_f64"
 	}
-	loaded.mu.Lock()
-	defer loaded.mu.Unlock()
-	key := loadKey{d, prog}
-	if fs := loaded.mu.kernels[key]; fs != nil {
-		return fs[i], nil
-	}
-	loaded.compiles.Add(1)
-	ptx, err := d.Compile(prog.name, prog.src)
+	mod, err := d.Module(prog.name, prog.src)
 	if err != nil {
 		return nil, fmt.Errorf("kernels: compiling %s: %w", prog.name, err)
 	}
-	mod, err := d.Load(ptx)
+	f, err := mod.Function(prog.kernel + suffix)
 	if err != nil {
 		return nil, fmt.Errorf("kernels: loading %s: %w", prog.name, err)
 	}
-	var fs [2]*gpu.Function
-	for j, suffix := range []string{"_f32", "_f64"} {
-		if fs[j], err = mod.Function(prog.kernel + suffix); err != nil {
-			mod.Unload()
-			return nil, fmt.Errorf("kernels: loading %s: %w", prog.name, err)
-		}
-	}
-	if loaded.mu.kernels == nil {
-		loaded.mu.kernels = make(map[loadKey]*[2]*gpu.Function)
-	}
-	loaded.mu.kernels[key] = &fs
-	return fs[i], nil
+	return f, nil
 }
 
 // root is the correctly rounded square root of either precision. For
