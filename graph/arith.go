@@ -1,6 +1,209 @@
 package graph
 
-import "github.com/gotrain/gotrain/internal/loops"
+import (
+	"math"
+
+	"github.com/gotrain/gotrain/internal/loops"
+)
+
+func unary(op opKind, x *Node) *Node {
+	g := graphOf(ops[op].name, x)
+	return g.add(op, x.shape, x)
+}
+
+func binary(op opKind, a, b *Node) *Node {
+	name := ops[op].name
+	g := graphOf(name, a, b)
+	shape := broadcastShape(g, name, a.shape, b.shape)
+	out := g.add(op, shape, a, b)
+	out.mode = bcastMode(a.shape, b.shape, shape)
+	return out
+}
+
+// Add returns a + b elementwise, broadcasting a and b to a common shape
+// (the package doc's Broadcasting section). Equal shapes, a scalar and a
+// vector over the last axis take loops of their own.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
+func Add(a, b *Node) *Node { return binary(opAdd, a, b) }
+
+// Sub returns a - b elementwise, broadcasting as Add does.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
+func Sub(a, b *Node) *Node { return binary(opSub, a, b) }
+
+// Mul returns a * b elementwise, broadcasting as Add does.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
+func Mul(a, b *Node) *Node { return binary(opMul, a, b) }
+
+// Div returns a / b elementwise, broadcasting as Add does.
+// It panics with an error wrapping ErrShape if the shapes do not broadcast.
+func Div(a, b *Node) *Node { return binary(opDiv, a, b) }
+
+// Scale returns c·x.
+func Scale(x *Node, c float64) *Node {
+	out := unary(opScale, x)
+	out.factor = c
+	return out
+}
+
+// Neg returns -x.
+func Neg(x *Node) *Node { return unary(opNeg, x) }
+
+// Exp returns eˣ elementwise.
+func Exp(x *Node) *Node { return unary(opExp, x) }
+
+// Log returns the natural logarithm elementwise.
+func Log(x *Node) *Node { return unary(opLog, x) }
+
+// Square returns x² elementwise.
+func Square(x *Node) *Node { return unary(opSquare, x) }
+
+// Sqrt returns √x elementwise.
+func Sqrt(x *Node) *Node { return unary(opSqrt, x) }
+
+func addGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(dy, n.in[0].shape), reduceTo(dy, n.in[1].shape)}
+}
+
+func subGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(dy, n.in[0].shape), reduceTo(Neg(dy), n.in[1].shape)}
+}
+
+func mulGrad(n, dy *Node) []*Node {
+	in := n.in
+	return []*Node{reduceTo(Mul(dy, in[1]), in[0].shape), reduceTo(Mul(dy, in[0]), in[1].shape)}
+}
+
+func divGrad(n, dy *Node) []*Node {
+	in := n.in
+	// d(a/b)/db = -a/b² = -(a/b)/b
+	return []*Node{reduceTo(Div(dy, in[1]), in[0].shape), reduceTo(Neg(Div(Mul(dy, n), in[1])), in[1].shape)}
+}
+
+func scaleGrad(n, dy *Node) []*Node { return []*Node{Scale(dy, n.factor)} }
+
+func negGrad(_, dy *Node) []*Node { return []*Node{Neg(dy)} }
+
+func expGrad(n, dy *Node) []*Node { return []*Node{Mul(dy, n)} }
+
+func logGrad(n, dy *Node) []*Node { return []*Node{Div(dy, n.in[0])} }
+
+func squareGrad(n, dy *Node) []*Node { return []*Node{Mul(dy, Scale(n.in[0], 2))} }
+
+func sqrtGrad(n, dy *Node) []*Node { return []*Node{Div(Scale(dy, 0.5), n)} }
+
+// addKernel, subKernel, mulKernel and divKernel run arithKernel's vector
+// loops; binaryLoop and bcastBinaryLoop with the same f stay their
+// reference, bit for bit.
+func addKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return arithKernel(n, in, out, loops.OpAdd, func(a, b T) T { return a + b })
+}
+
+func subKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return arithKernel(n, in, out, loops.OpSub, func(a, b T) T { return a - b })
+}
+
+func mulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return arithKernel(n, in, out, loops.OpMul, func(a, b T) T { return a * b })
+}
+
+func divKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return arithKernel(n, in, out, loops.OpDiv, func(a, b T) T { return a / b })
+}
+
+func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() {
+	a, b := in[0], in[1]
+	if n.mode == bGeneral {
+		it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
+		return func() { bcastBinaryLoop(out, a, b, it, f) }
+	}
+	la, lb := len(a), len(b)
+	mode := n.mode
+	return func() { binaryLoop(out, a, b, la, lb, mode, f) }
+}
+
+func scaleKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, c := in[0], T(n.factor)
+	return func() { loops.ScaleTo(out, c, x) }
+}
+
+func negKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = -v
+		}
+	}
+}
+
+func expKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = T(math.Exp(float64(v)))
+		}
+	}
+}
+
+func logKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = T(math.Log(float64(v)))
+		}
+	}
+}
+
+func squareKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = v * v
+		}
+	}
+}
+
+func sqrtKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() {
+		for i, v := range x {
+			out[i] = T(math.Sqrt(float64(v)))
+		}
+	}
+}
+
+// binaryLoop is: out[i] = f(a[i or i mod la], b[i or i mod lb]) as mode says.
+func binaryLoop[T Float](out, a, b []T, la, lb int, mode bcast, f func(a, b T) T) {
+	switch mode {
+	case bSame:
+		for i := range out {
+			out[i] = f(a[i], b[i])
+		}
+	case bScalarA:
+		s := a[0]
+		for i := range out {
+			out[i] = f(s, b[i])
+		}
+	case bScalarB:
+		s := b[0]
+		for i := range out {
+			out[i] = f(a[i], s)
+		}
+	case bVecA:
+		for r := 0; r < len(out); r += la {
+			row, brow := out[r:r+la], b[r:r+la]
+			for j := range row {
+				row[j] = f(a[j], brow[j])
+			}
+		}
+	case bVecB:
+		for r := 0; r < len(out); r += lb {
+			row, arow := out[r:r+lb], a[r:r+lb]
+			for j := range row {
+				row[j] = f(arow[j], b[j])
+			}
+		}
+	}
+}
 
 // arithKernel is binaryKernel for op, with the same bits: equal runs go
 // through loops.AddTo, SubTo, MulTo or DivTo, a vector along the last

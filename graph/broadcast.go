@@ -295,3 +295,61 @@ func broadcastToKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) fun
 		}
 	}
 }
+
+const (
+	bSame    bcast = iota // equal shapes
+	bScalarA              // a has one element
+	bScalarB              // b has one element
+	bVecA                 // a is a vector over the trailing axis of b
+	bVecB                 // b is a vector over the trailing axis of a
+	bGeneral              // any other shapes that broadcast (broadcast.go)
+)
+
+func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
+	out := dy.g.add(opBroadcastScalar, shape, dy)
+	out.factor = factor
+	return out
+}
+
+func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
+	out := dy.g.add(opBroadcastAxis, shape, dy)
+	out.axis = axis
+	out.factor = factor
+	return out
+}
+
+func broadcastScalarGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(Scale(Sum(dy), n.factor), n.in[0].shape)}
+}
+
+func broadcastAxisGrad(n, dy *Node) []*Node {
+	return []*Node{Scale(SumAxis(dy, n.axis), n.factor)}
+}
+
+func broadcastScalarKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, f := in[0], n.factor
+	return func() { fill(out, T(float64(x[0])*f)) }
+}
+
+func broadcastAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	outer, d, inner := axisSplit(n.shape, n.axis)
+	f := T(n.factor)
+	return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
+}
+
+// broadcastAxisLoop is: out[o,k,i] = f · x[o,i].
+func broadcastAxisLoop[T Float](out, x []T, outer, d, inner int, f T) {
+	for o := 0; o < outer; o++ {
+		src := x[o*inner : (o+1)*inner]
+		for k := 0; k < d; k++ {
+			dst := out[(o*d+k)*inner : (o*d+k+1)*inner]
+			for i, v := range src {
+				dst[i] = f * v
+			}
+		}
+	}
+}
+
+// bcast is how the operands of a binary elementwise op line up.
+type bcast int

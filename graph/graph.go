@@ -256,3 +256,17 @@ func (a *Node) same(b *Node) bool {
 	}
 	return true
 }
+
+func shapeErr(g *Graph, op, msg string) *Error { return g.err(op, msg, ErrShape) }
+
+// graphOf returns the graph of the first node, checking every node is from it.
+func graphOf(op string, ns ...*Node) *Graph {
+	for _, n := range ns {
+		if n == nil {
+			panic(&Error{Op: op, Msg: "want a node, got nil", Err: ErrGraph})
+		}
+	}
+	g := ns[0].g
+	g.own(op, ns...)
+	return g
+}

@@ -8,8 +8,8 @@ package graph
 // no shared memory). Each source is compiled once per dtype: cudaHeader,
 // with T defined as float or double, goes before it.
 //
-// Every kernel computes what its op's CPU kernel in exec.go or
-// layers_exec.go computes, in the same order and precision, so that the two
+// Every kernel computes what its op's CPU kernel (in the op's family file)
+// computes, in the same order and precision, so that the two
 // agree to the bit wherever the CPU result does not depend on BLAS or on the
 // math library: reductions that the CPU accumulates in float64 (sum, mean,
 // softmax, the cross-entropies, masked sums) accumulate in double here, and
@@ -17,7 +17,7 @@ package graph
 // gradients) accumulate in T, each output element summing its terms in the
 // CPU's order. NVRTC compiles with --fmad=false (gpu.Device.Compile) and the
 // fakes with -ffp-contract=off, as the CPU kernels have no FMA.
-// Keep in sync with exec.go and layers_exec.go.
+// Keep in sync with the CPU kernels.
 
 // cudaHeader holds helpers shared by the sources: Go's max and math.Max
 // (NaN wins, +0 beats -0), the activations, and the error flag for a bad

@@ -7,7 +7,7 @@ package graph
 // broadcast's geometry g is bcastDims' index space as devBuilder.bcastGeo
 // lays it out: r dims, then r strides per operand. Each kernel computes
 // what its CPU kernel computes, in the same order and precision.
-// Keep in sync with broadcast.go, compare.go, reduce.go and softmax_axis.go.
+// Keep in sync with broadcast.go, compare.go, reduce.go and softmax.go.
 const elemSrc = `
 // min_t is Go's min: NaN wins, -0 beats +0.
 DEVICE T min_t(T a, T b) {
@@ -170,3 +170,7 @@ KERNEL void gt_softmax_axis_grad(T *out, const T *y, const T *dy, long long rows
 	}
 }
 `
+
+// elemKernels is the CUDA C of the element-wise and reduction ops of
+// issue 22 (kernels_elem_cuda.go).
+var elemKernels = cudaSource{"elem", elemSrc}

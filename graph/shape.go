@@ -317,3 +317,66 @@ func axisCopy[T Float](dst, src []T, outer, d, inner, ds, fs, dd, fd int) {
 		copy(dst[(o*dd+fd)*inner:][:w], src[(o*ds+fs)*inner:][:w])
 	}
 }
+
+// Reshape returns x with a new shape of the same number of elements. One
+// dimension may be -1, inferred from the others. The result shares x's
+// buffer.
+// It panics with an error wrapping ErrShape if the sizes differ.
+func Reshape(x *Node, shape ...int) *Node {
+	g := graphOf("reshape", x)
+	shape = slices.Clone(shape)
+	infer, known := -1, 1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			panic(shapeErr(g, "reshape", fmt.Sprintf("want non-negative dimensions and at most one -1, got %v", shape)))
+		default:
+			known *= d
+		}
+	}
+	if infer >= 0 && known > 0 && x.size%known == 0 {
+		shape[infer] = x.size / known
+		known = x.size
+	}
+	if known != x.size || (infer >= 0 && shape[infer] < 0) {
+		panic(shapeErr(g, "reshape", fmt.Sprintf("want %d elements, got shape %v for %v", x.size, shape, x.shape)))
+	}
+	if slices.Equal(shape, x.shape) {
+		return x
+	}
+	return g.add(opReshape, shape, x)
+}
+
+// StopGradient returns x unchanged in the forward pass and blocks gradients
+// from flowing back through it. The result shares x's buffer.
+func StopGradient(x *Node) *Node {
+	g := graphOf("stop_gradient", x)
+	return g.add(opStopGradient, x.shape, x)
+}
+
+func reshapeGrad(n, dy *Node) []*Node { return []*Node{Reshape(dy, n.in[0].shape...)} }
+
+func normAxis(op string, x *Node, axis int) (*Graph, int) {
+	g := graphOf(op, x)
+	r, ax := len(x.shape), axis
+	if ax < 0 {
+		ax += r
+	}
+	if ax < 0 || ax >= r {
+		panic(shapeErr(g, op, fmt.Sprintf("want axis in [-%d,%d), got %d for shape %v", r, r, axis, x.shape)))
+	}
+	return g, ax
+}
+
+func axisSplit(shape []int, axis int) (outer, d, inner int) {
+	outer, inner = 1, 1
+	for _, s := range shape[:axis] {
+		outer *= s
+	}
+	for _, s := range shape[axis+1:] {
+		inner *= s
+	}
+	return outer, shape[axis], inner
+}

@@ -2,7 +2,9 @@
 
 package graph
 
-import "slices"
+import (
+	"slices"
+)
 
 // The CUDA kernels of the shape ops and the causal mask (shape.go,
 // attention.go). They copy without arithmetic, so they give the CPU's bits.
@@ -57,12 +59,6 @@ func concatCUDA(b *devBuilder, n *Node) (func() error, error) {
 		from += d
 	}
 	return seq(fs...), nil
-}
-
-func causalMaskCUDA(b *devBuilder, n *Node) (func() error, error) {
-	r := len(n.shape)
-	tq, tk := n.shape[r-2], n.shape[r-1]
-	return b.kernel(shapeKernels, "gt_causal_mask", n.size, b.out(), b.in(0), n.size, tq, tk, b.doubles(n.value))
 }
 
 // shapeSrc: one thread per element written. Keep in sync with shape.go

@@ -2,9 +2,11 @@
 
 package graph
 
-import "github.com/gotrain/gotrain/gpu"
+import (
+	"github.com/gotrain/gotrain/gpu"
+)
 
-// The CUDA kernel of batch_matmul (batchmatmul.go): one batched cuBLAS call
+// The CUDA kernel of batch_matmul (matmul.go): one batched cuBLAS call
 // over arrays of block pointers kept in the step's parameter slot, a
 // broadcast operand's block repeated in its array.
 
@@ -55,4 +57,53 @@ func (b *devBuilder) gemmBatched(transA, transB bool, m, n, k int, alpha float64
 	return func() error {
 		return h.GemmBatched64(transA, transB, m, n, k, alpha, pa, lda, pb, ldb, 0, pc, ldc, nb)
 	}, nil
+}
+
+func matMulCUDA(b *devBuilder, n *Node) (func() error, error) {
+	m, nn := n.shape[0], n.shape[1]
+	k, lda, ldb := n.in[0].shape[1], n.in[0].shape[1], n.in[1].shape[1]
+	if n.transA {
+		k = n.in[0].shape[0]
+	}
+	return b.gemm(n.transA, n.transB, m, nn, k, b.in(0), lda, b.in(1), ldb, b.out(), nn)
+}
+
+func denseCUDA(b *devBuilder, n *Node) (func() error, error) {
+	m, k, nn := n.in[0].shape[0], n.in[0].shape[1], n.shape[1]
+	mm, err := b.gemm(false, false, m, nn, k, b.in(0), k, b.in(1), nn, b.out(), nn)
+	if err != nil {
+		return nil, err
+	}
+	var bias gpu.Ptr // none: the kernel adds no bias
+	if len(n.in) == 3 {
+		bias = b.in(2)
+	} else if n.act == Linear {
+		return mm, nil
+	}
+	ba, err := b.kernel(elementwise, "gt_bias_act", n.size, b.out(), bias, n.size, nn, int(n.act))
+	if err != nil {
+		return nil, err
+	}
+	return seq(mm, ba), nil
+}
+
+// gemm returns c = op(a)·op(b) in n's dtype through cuBLAS, as gemmFor's
+// BLAS call computes it on the CPU.
+func (b *devBuilder) gemm(transA, transB bool, m, n, k int, a gpu.Ptr, lda int, bm gpu.Ptr, ldb int, c gpu.Ptr, ldc int) (func() error, error) {
+	s := b.d.s
+	switch {
+	case m == 0 || n == 0:
+		return func() error { return nil }, nil
+	case k == 0:
+		words := m * n * b.d.p.dt.size() / 4
+		return func() error { return s.Memset32(c, 0, words) }, nil
+	}
+	h, err := b.d.handle()
+	if err != nil {
+		return nil, err
+	}
+	if b.d.p.dt == Float32 {
+		return func() error { return h.Gemm32(transA, transB, m, n, k, 1, a, lda, bm, ldb, 0, c, ldc) }, nil
+	}
+	return func() error { return h.Gemm64(transA, transB, m, n, k, 1, a, lda, bm, ldb, 0, c, ldc) }, nil
 }

@@ -8,10 +8,6 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
-// elemKernels is the CUDA C of the element-wise and reduction ops of
-// issue 22 (kernels_elem_cuda.go).
-var elemKernels = cudaSource{"elem", elemSrc}
-
 // bcastGeo puts the bcastDims index space of shape and operands in n's
 // slot, as the kernels of elemSrc read it: dims, then each operand's
 // strides. It returns the number of axes and the geometry's address.
@@ -43,14 +39,6 @@ func bcastCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 	}
 }
 
-func whereCUDA(b *devBuilder, n *Node) (func() error, error) {
-	r, geo, err := b.bcastGeo(n.shape, n.in[0].shape, n.in[1].shape, n.in[2].shape)
-	if err != nil {
-		return nil, err
-	}
-	return b.kernel(elemKernels, "gt_where", n.size, b.out(), b.in(0), b.in(1), b.in(2), n.size, r, geo)
-}
-
 func sumToCUDA(b *devBuilder, n *Node) (func() error, error) {
 	r, geo, err := b.bcastGeo(n.in[0].shape, n.shape)
 	if err != nil {
@@ -67,31 +55,11 @@ func broadcastToCUDA(b *devBuilder, n *Node) (func() error, error) {
 	return b.kernel(elemKernels, "gt_broadcast_to", n.size, b.out(), b.in(0), n.size, r, geo, b.doubles(n.factor))
 }
 
-// extremeAxisCUDA is extremeAxisKernel: 0 max, 1 min.
-func extremeAxisCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
-	return func(b *devBuilder, n *Node) (func() error, error) {
-		_, d, inner := axisSplit(n.in[0].shape, n.axis)
-		return b.kernel(elemKernels, "gt_extreme_axis", n.size, b.out(), b.in(0), n.size, d, inner, op)
-	}
+func broadcastScalarCUDA(b *devBuilder, n *Node) (func() error, error) {
+	return b.kernel(elementwise, "gt_broadcast_scalar", n.size, b.out(), b.in(0), n.size, b.doubles(n.factor))
 }
 
-func extremeAxisGradCUDA(b *devBuilder, n *Node) (func() error, error) {
-	outer, d, inner := axisSplit(n.shape, n.axis)
-	return b.kernel(elemKernels, "gt_extreme_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), b.in(2), outer*inner, d, inner)
-}
-
-// softmaxAxisCUDA is softmaxStrided, one thread per row x[o,·,i].
-func softmaxAxisCUDA(log int) func(b *devBuilder, n *Node) (func() error, error) {
-	return func(b *devBuilder, n *Node) (func() error, error) {
-		outer, d, inner := axisSplit(n.shape, n.axis)
-		return b.kernel(elemKernels, "gt_softmax_axis", outer*inner, b.out(), b.in(0), outer*inner, d, inner, log)
-	}
-}
-
-// softmaxAxisGradCUDA is softmaxGradStrided, one thread per row.
-func softmaxAxisGradCUDA(log int) func(b *devBuilder, n *Node) (func() error, error) {
-	return func(b *devBuilder, n *Node) (func() error, error) {
-		outer, d, inner := axisSplit(n.shape, n.axis)
-		return b.kernel(elemKernels, "gt_softmax_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), outer*inner, d, inner, log)
-	}
+func broadcastAxisCUDA(b *devBuilder, n *Node) (func() error, error) {
+	_, d, inner := axisSplit(n.shape, n.axis)
+	return b.kernel(elementwise, "gt_broadcast_axis", n.size, b.out(), b.in(0), n.size, d, inner, b.doubles(n.factor))
 }

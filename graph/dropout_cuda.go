@@ -1,0 +1,9 @@
+//go:build cuda
+
+package graph
+
+func dropoutMaskCUDA(b *devBuilder, n *Node) (func() error, error) {
+	thr := uint64(n.rate * (1 << 53))
+	keep := b.doubles(1 / (1 - n.rate))
+	return b.kernel(elementwise, "gt_dropout_mask", n.size, b.out(), b.in(0), n.size, thr, n.seed, n.stream, keep)
+}

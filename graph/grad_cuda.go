@@ -1,0 +1,29 @@
+//go:build cuda
+
+package graph
+
+// addNCUDA is addNKernel: a copy of the first input, then each other added
+// in turn, so the sums round as the CPU's do.
+func addNCUDA(b *devBuilder, n *Node) (func() error, error) {
+	first, err := b.kernel(elementwise, "gt_copy", n.size, b.out(), b.in(0), n.size)
+	if err != nil {
+		return nil, err
+	}
+	fs := []func() error{first}
+	for i := 1; i < len(n.in); i++ {
+		f, err := b.kernel(elementwise, "gt_acc", n.size, b.out(), b.in(i), n.size)
+		if err != nil {
+			return nil, err
+		}
+		fs = append(fs, f)
+	}
+	return seq(fs...), nil
+}
+
+func copyCUDA(b *devBuilder, n *Node) (func() error, error) {
+	return b.kernel(elementwise, "gt_copy", n.size, b.out(), b.in(0), n.size)
+}
+
+func fillCUDA(b *devBuilder, n *Node) (func() error, error) {
+	return b.kernel(elementwise, "gt_fill", n.size, b.out(), n.size, b.doubles(n.value))
+}
