@@ -7,6 +7,21 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The activation op and its gradients, from the output y or the input x.
+var (
+	opActivate = newOp()
+	opActGradY = newOp() // dz from the activation's output y and dy
+	opActGradX = newOp() // dz from the activation's input x and dy (GELU)
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opActivate: {name: "activate", cpu: cpu(activateKernel, activateKernel), grad: activateGrad},
+		opActGradY: {name: "activate_grad", cpu: cpu(actGradYKernel, actGradYKernel), backward: true},
+		opActGradX: {name: "activate_grad", cpu: cpu(actGradXKernel, actGradXKernel), backward: true},
+	})
+}
+
 // Activation selects the nonlinearity of Dense and Activate.
 type Activation int
 

@@ -2,6 +2,14 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opActivate: {plan: activateCUDA},
+		opActGradY: {plan: actGradYCUDA},
+		opActGradX: {plan: actGradXCUDA},
+	})
+}
+
 func activateCUDA(b *devBuilder, n *Node) (func() error, error) {
 	return b.kernel(elementwise, "gt_activate", n.size, b.out(), b.in(0), n.size, int(n.act))
 }

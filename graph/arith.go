@@ -6,6 +6,35 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The element-wise arithmetic ops; the binary ones broadcast (broadcast.go).
+var (
+	opAdd    = newOp()
+	opSub    = newOp()
+	opMul    = newOp()
+	opDiv    = newOp()
+	opScale  = newOp()
+	opNeg    = newOp()
+	opExp    = newOp()
+	opLog    = newOp()
+	opSquare = newOp()
+	opSqrt   = newOp()
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opAdd:    {name: "add", cpu: cpu(addKernel, addKernel), grad: addGrad},
+		opSub:    {name: "sub", cpu: cpu(subKernel, subKernel), grad: subGrad},
+		opMul:    {name: "mul", cpu: cpu(mulKernel, mulKernel), grad: mulGrad},
+		opDiv:    {name: "div", cpu: cpu(divKernel, divKernel), grad: divGrad},
+		opScale:  {name: "scale", cpu: cpu(scaleKernel, scaleKernel), grad: scaleGrad},
+		opNeg:    {name: "neg", cpu: cpu(negKernel, negKernel), grad: negGrad},
+		opExp:    {name: "exp", cpu: cpu(expKernel, expKernel), grad: expGrad},
+		opLog:    {name: "log", cpu: cpu(logKernel, logKernel), grad: logGrad},
+		opSquare: {name: "square", cpu: cpu(squareKernel, squareKernel), grad: squareGrad},
+		opSqrt:   {name: "sqrt", cpu: cpu(sqrtKernel, sqrtKernel), grad: sqrtGrad},
+	})
+}
+
 func unary(op opKind, x *Node) *Node {
 	g := graphOf(ops[op].name, x)
 	return g.add(op, x.shape, x)

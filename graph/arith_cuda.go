@@ -2,6 +2,21 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opAdd:    {plan: binaryCUDA(0)},
+		opSub:    {plan: binaryCUDA(1)},
+		opMul:    {plan: binaryCUDA(2)},
+		opDiv:    {plan: binaryCUDA(3)},
+		opScale:  {plan: unaryCUDA(0)},
+		opNeg:    {plan: unaryCUDA(1)},
+		opExp:    {plan: unaryCUDA(2)},
+		opLog:    {plan: unaryCUDA(3)},
+		opSquare: {plan: unaryCUDA(4)},
+		opSqrt:   {plan: unaryCUDA(5)},
+	})
+}
+
 // binaryCUDA is binaryKernel for op 0 add, 1 sub, 2 mul, 3 div; general
 // broadcasts go to bcastCUDA.
 func binaryCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {

@@ -2,6 +2,14 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opCausalMask:        {plan: causalMaskCUDA},
+		opCausalSoftmax:     {plan: causalSoftmaxCUDA("gt_causal_softmax")},
+		opCausalSoftmaxGrad: {plan: causalSoftmaxCUDA("gt_causal_softmax_grad")},
+	})
+}
+
 // causalSoftmaxCUDA plans gt_causal_softmax (x) or its gradient (y, dy),
 // one thread per row of tk.
 func causalSoftmaxCUDA(name string) func(b *devBuilder, n *Node) (func() error, error) {

@@ -5,6 +5,23 @@ import (
 	"slices"
 )
 
+// The broadcasting ops: a value stretched to a shape, and its adjoint sum.
+var (
+	opBroadcastScalar = newOp() // scalar to shape, times factor
+	opBroadcastAxis   = newOp() // insert axis, times factor
+	opSumTo           = newOp() // factor·Σ of x over the axes its output shape broadcasts along
+	opBroadcastTo     = newOp() // factor·x stretched to the output shape
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opBroadcastScalar: {name: "broadcast", cpu: cpu(broadcastScalarKernel, broadcastScalarKernel), grad: broadcastScalarGrad},
+		opBroadcastAxis:   {name: "broadcast_axis", cpu: cpu(broadcastAxisKernel, broadcastAxisKernel), grad: broadcastAxisGrad},
+		opSumTo:           {name: "sum_axes", cpu: cpu(sumToKernel, sumToKernel), grad: sumToGrad},
+		opBroadcastTo:     {name: "broadcast_to", cpu: cpu(broadcastToKernel, broadcastToKernel), grad: broadcastToGrad},
+	})
+}
+
 // broadcastShape returns the shape a and b broadcast to, by the rule in the
 // package doc: aligned from the right, each pair of dimensions equal or one
 // of them 1, the missing leading axes of the shorter shape taken as 1.

@@ -8,6 +8,15 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opBroadcastScalar: {plan: broadcastScalarCUDA},
+		opBroadcastAxis:   {plan: broadcastAxisCUDA},
+		opSumTo:           {plan: sumToCUDA},
+		opBroadcastTo:     {plan: broadcastToCUDA},
+	})
+}
+
 // bcastGeo puts the bcastDims index space of shape and operands in n's
 // slot, as the kernels of elemSrc read it: dims, then each operand's
 // strides. It returns the number of axes and the geometry's address.

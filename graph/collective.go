@@ -1,5 +1,16 @@
 package graph
 
+// The collective op.
+var (
+	opAllReduce = newOp() // factor·Σ over the participants of a Collective
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opAllReduce: {name: "all_reduce", cpu: cpu(allReduceKernel, allReduceKernel), grad: allReduceGrad, collective: true},
+	})
+}
+
 // Collective joins the Programs of several participants (replicas) at a
 // reduction in the middle of their Runs. Calls match by order: the k-th call
 // on each participant is one reduction, so every participant must run the

@@ -6,6 +6,12 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opAllReduce: {plan: allReduceCUDA},
+	})
+}
+
 // allReduceCUDA joins the Collective through the host: the step's input is
 // copied to a host buffer kept for the program's life, reduced and scaled
 // there as allReduceKernel does, and copied back into the node's buffer.

@@ -8,6 +8,26 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The convolution ops: im2col and col2im around a gemm, and the oneDNN
+// convolutions, which no device runs (hostOnly).
+var (
+	opIm2Col         = newOp() // conv patches [b·oh·ow, kh·kw·c]
+	opCol2Im         = newOp() // Im2Col's gradient: patches summed back to the image
+	opConv           = newOp() // act(x ⋆ w + b), act Linear or ReLU
+	opConvGradInput  = newOp() // dx from dy and w
+	opConvGradFilter = newOp() // dw from x and dy
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opIm2Col:         {name: "im2col", cpu: cpu(windowKernel(im2col[float32]), windowKernel(im2col[float64])), grad: im2colGrad},
+		opCol2Im:         {name: "col2im", cpu: cpu(windowKernel(col2im[float32]), windowKernel(col2im[float64])), backward: true},
+		opConv:           {name: "conv2d", cpu: cpu(convKernel, convKernel), grad: convGrad, hostOnly: true},
+		opConvGradInput:  {name: "conv2d_input_grad", cpu: cpu(convGradInputKernel, convGradInputKernel), backward: true, hostOnly: true},
+		opConvGradFilter: {name: "conv2d_filter_grad", cpu: cpu(convGradFilterKernel, convGradFilterKernel), backward: true, hostOnly: true},
+	})
+}
+
 // Padding selects how Conv2D and the pooling ops treat the image border.
 type Padding int
 

@@ -6,6 +6,13 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opIm2Col: {plan: windowCUDA("gt_im2col")},
+		opCol2Im: {plan: windowCUDA("gt_col2im")},
+	})
+}
+
 // cudaBuild reports whether this build has NVIDIA devices; Conv2D builds
 // the oneDNN conv ops only where it does not (conv.go): a device has no
 // kernel for them, and a graph is built before it is compiled for one.

@@ -7,8 +7,8 @@ import "github.com/gotrain/gotrain/gpu"
 // CompileOn compiles the same node order as Compile, but every buffer lives
 // on an NVIDIA device, in one allocation, and each step is a kernel launch
 // (or a cuBLAS gemm) on the program's stream. Each op's CUDA kernel sits in
-// its entry of ops beside its CPU kernel (optable_cuda.go), so the two
-// cannot drift apart by accident. Kernels are compiled by NVRTC at first use,
+// its entry of ops beside its CPU kernel (its family's _cuda.go file fills
+// it), so the two cannot drift apart by accident. Kernels are compiled by NVRTC at first use,
 // once per device and source.
 
 // deviceBackend is what a Program delegates to when its buffers are on a

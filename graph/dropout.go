@@ -4,6 +4,17 @@ import (
 	"fmt"
 )
 
+// The dropout mask.
+var (
+	opDropoutMask = newOp() // 0 or 1/(1-rate) from a counter-based random stream
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opDropoutMask: {name: "dropout_mask", cpu: cpu(dropoutMaskKernel, dropoutMaskKernel), grad: dropoutMaskGrad},
+	})
+}
+
 // DropoutMask returns a node of the given shape whose elements are 0 with
 // probability rate and 1/(1-rate) otherwise, drawn from a counter-based
 // random stream: element i depends only on (seed, stream, counter, i). The

@@ -2,6 +2,12 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opDropoutMask: {plan: dropoutMaskCUDA},
+	})
+}
+
 func dropoutMaskCUDA(b *devBuilder, n *Node) (func() error, error) {
 	thr := uint64(n.rate * (1 << 53))
 	keep := b.doubles(1 / (1 - n.rate))

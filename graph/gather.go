@@ -5,6 +5,19 @@ import (
 	"slices"
 )
 
+// The table lookup and its gradient.
+var (
+	opGather     = newOp() // rows of a table picked by ids
+	opScatterAdd = newOp() // Gather's gradient: dy rows summed into table rows
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opGather:     {name: "gather", cpu: cpu(gatherKernel, gatherKernel), grad: gatherGrad},
+		opScatterAdd: {name: "scatter_add", cpu: cpu(scatterAddKernel, scatterAddKernel), backward: true},
+	})
+}
+
 // Gather returns the rows of table [v,d] picked by ids (any shape, holding
 // row indices as values): shape ids.shape + [d]. The gradient with respect
 // to table sums each dy row into the row it was read from; ids get none. An

@@ -155,6 +155,19 @@ func (n *Node) vjp(dy *Node) []*Node {
 
 // The ops Gradients builds itself: the sum of a node's gradient
 // contributions (add_n), a copy, and the zeros of an unused input.
+var (
+	opAddN = newOp()
+	opCopy = newOp() // a copy with its own buffer
+	opFill = newOp() // every element value, rewritten by each Run
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opAddN: {name: "add_n", cpu: cpu(addNKernel, addNKernel), grad: addNGrad},
+		opCopy: {name: "copy", cpu: cpu(copyKernel, copyKernel), grad: copyGrad},
+		opFill: {name: "zeros", cpu: cpu(fillKernel, fillKernel), backward: true},
+	})
+}
 
 func addNGrad(n, dy *Node) []*Node {
 	out := make([]*Node, len(n.in))

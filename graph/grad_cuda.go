@@ -2,6 +2,14 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opAddN: {plan: addNCUDA},
+		opCopy: {plan: copyCUDA},
+		opFill: {plan: fillCUDA},
+	})
+}
+
 // addNCUDA is addNKernel: a copy of the first input, then each other added
 // in turn, so the sums round as the CPU's do.
 func addNCUDA(b *devBuilder, n *Node) (func() error, error) {

@@ -30,6 +30,21 @@ func New(dt DType) *Graph {
 // DType returns the graph's element type.
 func (g *Graph) DType() DType { return g.dt }
 
+// The leaf ops: a node Feed writes, a Variable read in place, a constant.
+var (
+	opPlaceholder = newOp()
+	opVar         = newOp()
+	opConst       = newOp()
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opPlaceholder: {name: "placeholder", buf: bufFed},
+		opVar:         {name: "var", buf: bufVar},
+		opConst:       {name: "const", buf: bufConst},
+	})
+}
+
 // Placeholder returns an input node of the given shape, filled by
 // Program.Feed before each Run (zeros until fed).
 // It panics with an error wrapping ErrShape if a dimension is negative.

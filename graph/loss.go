@@ -8,6 +8,29 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The cross-entropy losses and their gradients.
+var (
+	opSparseXent      = newOp()
+	opSoftmaxXent     = newOp()
+	opSigmoidXent     = newOp()
+	opSparseXentGrad  = newOp() // dlogits from labels, logits, dloss
+	opSoftmaxXentGrad = newOp() // dlogits from labels, logits, dloss
+	opXentLabelGrad   = newOp() // dlabels from logits, dloss
+	opSigmoidXentGrad = newOp() // dlogits from labels, logits, dloss
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opSparseXent:      {name: "sparse_softmax_cross_entropy", cpu: cpu(sparseXentKernel, sparseXentKernel), grad: sparseXentOpGrad},
+		opSoftmaxXent:     {name: "softmax_cross_entropy", cpu: cpu(softmaxXentKernel, softmaxXentKernel), grad: softmaxXentOpGrad},
+		opSigmoidXent:     {name: "sigmoid_cross_entropy", cpu: cpu(sigmoidXentKernel, sigmoidXentKernel), grad: sigmoidXentOpGrad},
+		opSparseXentGrad:  {name: "sparse_softmax_cross_entropy_grad", cpu: cpu(sparseXentGradKernel, sparseXentGradKernel), backward: true},
+		opSoftmaxXentGrad: {name: "softmax_cross_entropy_grad", cpu: cpu(softmaxXentGradKernel, softmaxXentGradKernel), backward: true},
+		opXentLabelGrad:   {name: "softmax_cross_entropy_label_grad", cpu: cpu(xentLabelGradKernel, xentLabelGradKernel), backward: true},
+		opSigmoidXentGrad: {name: "sigmoid_cross_entropy_grad", cpu: cpu(sigmoidXentGradKernel, sigmoidXentGradKernel), backward: true},
+	})
+}
+
 // SparseSoftmaxCrossEntropy returns, for logits [m,c] and labels [m] holding
 // class ids as values, the per-example loss [m]:
 // log Σⱼ exp(logits[i,j]) - logits[i,labels[i]]. Forward and backward are

@@ -2,6 +2,18 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opSparseXent:      {plan: sparseXentCUDA},
+		opSoftmaxXent:     {plan: softmaxXentCUDA},
+		opSigmoidXent:     {plan: sigmoidXentCUDA},
+		opSparseXentGrad:  {plan: sparseXentGradCUDA},
+		opSoftmaxXentGrad: {plan: softmaxXentGradCUDA},
+		opXentLabelGrad:   {plan: xentLabelGradCUDA},
+		opSigmoidXentGrad: {plan: sigmoidXentGradCUDA},
+	})
+}
+
 func sparseXentCUDA(b *devBuilder, n *Node) (func() error, error) {
 	rows, c := n.in[1].shape[0], n.in[1].shape[1]
 	return b.kernel(rowKernels, "gt_sparse_xent", rows, b.out(), b.in(0), b.in(1), rows, c, b.check(n.in[0], c, true))

@@ -7,6 +7,21 @@ import (
 	"github.com/gotrain/gotrain/internal/blas"
 )
 
+// The matrix products.
+var (
+	opMatMul      = newOp()
+	opDense       = newOp()
+	opBatchMatMul = newOp() // products over broadcast batch axes, one gemm per block
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opMatMul:      {name: "matmul", cpu: cpu(matMulKernel, matMulKernel), grad: matMulGrad, product: true},
+		opDense:       {name: "dense", cpu: cpu(denseKernel, denseKernel), grad: denseGrad},
+		opBatchMatMul: {name: "batch_matmul", cpu: cpu(batchMatMulKernel, batchMatMulKernel), grad: batchMatMulGrad},
+	})
+}
+
 // MatMulT returns op(a)·op(b) for matrices a and b, where op transposes
 // its operand when transA or transB is set: MatMulT(h, table, false, true)
 // is h·tableᵀ, the logits of an output layer tied to an embedding table

@@ -6,6 +6,14 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opMatMul:      {plan: matMulCUDA},
+		opDense:       {plan: denseCUDA},
+		opBatchMatMul: {plan: batchMatMulCUDA, words: batchMatMulWords},
+	})
+}
+
 // The CUDA kernel of batch_matmul (matmul.go): one batched cuBLAS call
 // over arrays of block pointers kept in the step's parameter slot, a
 // broadcast operand's block repeated in its array.

@@ -4,6 +4,15 @@ package graph
 
 import "github.com/gotrain/gotrain/gpu"
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opNormStats:     {plan: normStatsCUDA},
+		opNorm:          {plan: normCUDA},
+		opNormGrad:      {plan: normGradCUDA},
+		opNormGammaGrad: {plan: normGammaGradCUDA},
+	})
+}
+
 // The CUDA kernels of the norm ops (norm.go). They compute in double in
 // the CPU's order, so they give its bits.
 

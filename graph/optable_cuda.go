@@ -3,6 +3,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/gotrain/gotrain/gpu"
@@ -32,99 +33,15 @@ var (
 	layerSrc    = cudaSource{"layers", layersSrc}
 )
 
-// cudaKernels pairs with ops: every op with a CPU kernel has a CUDA kernel
-// here, in opKind order (TestOpTable checks it under -tags cuda). It is
-// attached to ops by attachCUDA, at the end of ops' init.
-var cudaKernels = [numOps]*cudaKernel{
-	opMatMul:          {plan: matMulCUDA},
-	opDense:           {plan: denseCUDA},
-	opActivate:        {plan: activateCUDA},
-	opAdd:             {plan: binaryCUDA(0)},
-	opSub:             {plan: binaryCUDA(1)},
-	opMul:             {plan: binaryCUDA(2)},
-	opDiv:             {plan: binaryCUDA(3)},
-	opScale:           {plan: unaryCUDA(0)},
-	opNeg:             {plan: unaryCUDA(1)},
-	opExp:             {plan: unaryCUDA(2)},
-	opLog:             {plan: unaryCUDA(3)},
-	opSquare:          {plan: unaryCUDA(4)},
-	opSqrt:            {plan: unaryCUDA(5)},
-	opSoftmax:         {plan: softmaxCUDA(false)},
-	opLogSoftmax:      {plan: softmaxCUDA(true)},
-	opSparseXent:      {plan: sparseXentCUDA},
-	opSoftmaxXent:     {plan: softmaxXentCUDA},
-	opSigmoidXent:     {plan: sigmoidXentCUDA},
-	opSum:             {plan: sumCUDA(false)},
-	opMean:            {plan: sumCUDA(true)},
-	opSumAxis:         {plan: sumAxisCUDA},
-	opAddN:            {plan: addNCUDA},
-	opActGradY:        {plan: actGradYCUDA},
-	opActGradX:        {plan: actGradXCUDA},
-	opSoftmaxGrad:     {plan: softmaxGradCUDA("gt_softmax_grad")},
-	opLogSoftmaxGrad:  {plan: softmaxGradCUDA("gt_log_softmax_grad")},
-	opSparseXentGrad:  {plan: sparseXentGradCUDA},
-	opSoftmaxXentGrad: {plan: softmaxXentGradCUDA},
-	opXentLabelGrad:   {plan: xentLabelGradCUDA},
-	opSigmoidXentGrad: {plan: sigmoidXentGradCUDA},
-	opBroadcastScalar: {plan: broadcastScalarCUDA},
-	opBroadcastAxis:   {plan: broadcastAxisCUDA},
-	opCopy:            {plan: copyCUDA},
-	opFill:            {plan: fillCUDA},
-	opIm2Col:          {plan: windowCUDA("gt_im2col")},
-	opCol2Im:          {plan: windowCUDA("gt_col2im")},
-	opMaxPool:         {plan: maxPoolCUDA, aux: true},
-	opMaxPoolGrad:     {plan: maxPoolGradCUDA},
-	opAvgPool:         {plan: windowCUDA("gt_avg_pool")},
-	opAvgPoolGrad:     {plan: windowCUDA("gt_avg_pool_grad")},
-	opGather:          {plan: gatherCUDA},
-	opScatterAdd:      {plan: scatterAddCUDA},
-	opDropoutMask:     {plan: dropoutMaskCUDA},
-	opMaskedSum:       {plan: maskedSumCUDA},
-	opMaskedSumGradX:  {plan: maskedSumGradXCUDA},
-	opMaskedSumGradW:  {plan: maskedSumGradWCUDA},
-	opAllReduce:       {plan: allReduceCUDA},
-
-	// Element-wise and reduction ops (issue 22).
-	opMaxElem:            {plan: bcastCUDA(4)},
-	opMinElem:            {plan: bcastCUDA(5)},
-	opGreater:            {plan: bcastCUDA(6)},
-	opGreaterEqual:       {plan: bcastCUDA(7)},
-	opLess:               {plan: bcastCUDA(8)},
-	opLessEqual:          {plan: bcastCUDA(9)},
-	opEqual:              {plan: bcastCUDA(10)},
-	opWhere:              {plan: whereCUDA},
-	opSumTo:              {plan: sumToCUDA},
-	opBroadcastTo:        {plan: broadcastToCUDA},
-	opMaxAxis:            {plan: extremeAxisCUDA(0)},
-	opMinAxis:            {plan: extremeAxisCUDA(1)},
-	opExtremeAxisGrad:    {plan: extremeAxisGradCUDA},
-	opSoftmaxAxis:        {plan: softmaxAxisCUDA(0)},
-	opLogSoftmaxAxis:     {plan: softmaxAxisCUDA(1)},
-	opSoftmaxAxisGrad:    {plan: softmaxAxisGradCUDA(0)},
-	opLogSoftmaxAxisGrad: {plan: softmaxAxisGradCUDA(1)},
-	// Shape, product, normalization and attention ops (issue 22).
-	opBatchMatMul:       {plan: batchMatMulCUDA, words: batchMatMulWords},
-	opTranspose:         {plan: transposeCUDA, words: transposeWords},
-	opSlice:             {plan: sliceCUDA},
-	opSliceGrad:         {plan: sliceGradCUDA},
-	opConcat:            {plan: concatCUDA},
-	opCausalMask:        {plan: causalMaskCUDA},
-	opNormStats:         {plan: normStatsCUDA},
-	opNorm:              {plan: normCUDA},
-	opNormGrad:          {plan: normGradCUDA},
-	opNormGammaGrad:     {plan: normGammaGradCUDA},
-	opCausalSoftmax:     {plan: causalSoftmaxCUDA("gt_causal_softmax")},
-	opCausalSoftmaxGrad: {plan: causalSoftmaxCUDA("gt_causal_softmax_grad")},
-	// Self-attention on packed projections (selfattention_cuda.go).
-	opSelfAttnWeights:    {plan: selfAttnWeightsCUDA, words: selfAttnWords(1)},
-	opSelfAttn:           {plan: selfAttnCUDA, words: selfAttnWords(1)},
-	opSelfAttnScoresGrad: {plan: selfAttnScoresGradCUDA, words: selfAttnWords(1)},
-	opSelfAttnGrad:       {plan: selfAttnGradCUDA, words: selfAttnWords(3)},
-}
-
-func attachCUDA() {
-	for op := range ops {
-		ops[op].cuda = cudaKernels[op]
+// defineCUDA attaches the CUDA kernels of a family's ops to their entries
+// in ops.
+// It panics if an op gets two.
+func defineCUDA(ks map[opKind]*cudaKernel) {
+	for op, k := range ks {
+		if ops[op].cuda != nil {
+			panic(fmt.Sprintf("graph: op %d (%s) has two CUDA kernels", op, ops[op].name))
+		}
+		ops[op].cuda = k
 	}
 }
 

@@ -4,6 +4,23 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The pooling ops and their gradients.
+var (
+	opMaxPool     = newOp() // window max, argmax kept by the kernel
+	opMaxPoolGrad = newOp() // dx from the pool's argmax and dy
+	opAvgPool     = newOp() // window mean over the pixels inside the image
+	opAvgPoolGrad = newOp() // dx: each dy spread evenly over its window
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opMaxPool:     {name: "max_pool", cpu: cpu(maxPoolKernel, maxPoolKernel), grad: maxPoolGrad},
+		opMaxPoolGrad: {name: "max_pool_grad", cpu: cpu(maxPoolGradKernel, maxPoolGradKernel), backward: true},
+		opAvgPool:     {name: "avg_pool", cpu: cpu(windowKernel(avgPool[float32]), windowKernel(avgPool[float64])), grad: avgPoolGrad},
+		opAvgPoolGrad: {name: "avg_pool_grad", cpu: cpu(windowKernel(avgPoolSpread[float32]), windowKernel(avgPoolSpread[float64])), backward: true},
+	})
+}
+
 // MaxPool2D returns the maximum of each poolH x poolW window of the NHWC
 // image x, per channel: shape [b,oh,ow,c]. The kernel records where each
 // maximum came from (the first, on ties), and the gradient routes dy there.

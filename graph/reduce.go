@@ -7,6 +7,33 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The reductions: to a scalar, along axes, the extremes along an axis, and the masked sums.
+var (
+	opSum             = newOp()
+	opMean            = newOp()
+	opSumAxis         = newOp()
+	opMaxAxis         = newOp() // max along axis, kept as size 1
+	opMinAxis         = newOp() // min along axis, kept as size 1
+	opExtremeAxisGrad = newOp() // dx: dy at the first x equal to max or min along axis
+	opMaskedSum       = newOp() // Σ_b w[b]·x[b,…,c], per channel
+	opMaskedSumGradX  = newOp() // dx[b,…,c] = w[b]·dy[c]
+	opMaskedSumGradW  = newOp() // dw[b] = Σ x[b,…,c]·dy[c]
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opSum:             {name: "sum", cpu: cpu(sumKernel, sumKernel), grad: sumGrad},
+		opMean:            {name: "mean", cpu: cpu(meanKernel, meanKernel), grad: meanGrad},
+		opSumAxis:         {name: "sum_axis", cpu: cpu(sumAxisKernel, sumAxisKernel), grad: sumAxisGrad},
+		opMaxAxis:         {name: "max_axis", cpu: cpu(maxAxisKernel, maxAxisKernel), grad: extremeAxisGrad},
+		opMinAxis:         {name: "min_axis", cpu: cpu(minAxisKernel, minAxisKernel), grad: extremeAxisGrad},
+		opExtremeAxisGrad: {name: "extreme_axis_grad", cpu: cpu(extremeAxisGradKernel, extremeAxisGradKernel), backward: true},
+		opMaskedSum:       {name: "masked_sum", cpu: cpu(maskedSumKernel, maskedSumKernel), grad: maskedSumOpGrad},
+		opMaskedSumGradX:  {name: "masked_sum_grad", cpu: cpu(maskedSumGradXKernel, maskedSumGradXKernel), backward: true},
+		opMaskedSumGradW:  {name: "masked_sum_weight_grad", cpu: cpu(maskedSumGradWKernel, maskedSumGradWKernel), backward: true},
+	})
+}
+
 // SumAxes returns the sum of x over the given axes; no axes means every
 // axis. A negative axis counts from the end. With keepDims the summed axes
 // stay as size 1, so the result broadcasts against x; without, they are

@@ -2,6 +2,20 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opSum:             {plan: sumCUDA(false)},
+		opMean:            {plan: sumCUDA(true)},
+		opSumAxis:         {plan: sumAxisCUDA},
+		opMaxAxis:         {plan: extremeAxisCUDA(0)},
+		opMinAxis:         {plan: extremeAxisCUDA(1)},
+		opExtremeAxisGrad: {plan: extremeAxisGradCUDA},
+		opMaskedSum:       {plan: maskedSumCUDA},
+		opMaskedSumGradX:  {plan: maskedSumGradXCUDA},
+		opMaskedSumGradW:  {plan: maskedSumGradWCUDA},
+	})
+}
+
 func sumCUDA(mean bool) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		x := n.in[0].size

@@ -2,6 +2,15 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opSelfAttnWeights:    {plan: selfAttnWeightsCUDA, words: selfAttnWords(1)},
+		opSelfAttn:           {plan: selfAttnCUDA, words: selfAttnWords(1)},
+		opSelfAttnScoresGrad: {plan: selfAttnScoresGradCUDA, words: selfAttnWords(1)},
+		opSelfAttnGrad:       {plan: selfAttnGradCUDA, words: selfAttnWords(3)},
+	})
+}
+
 // The CUDA kernels of SelfAttention and its gradients (selfattention.go):
 // batched cuBLAS calls whose block pointers address the heads in place in
 // qkv and the output, as the CPU kernels' leading dimensions do, and the

@@ -9,6 +9,27 @@ import (
 // moves elements without arithmetic, so its device kernel gives the CPU's
 // bits.
 
+// The shape ops; reshape and stop_gradient share their input's buffer.
+var (
+	opReshape      = newOp()
+	opStopGradient = newOp()
+	opTranspose    = newOp() // axes permuted (perm)
+	opSlice        = newOp() // [from, from+d) along axis
+	opSliceGrad    = newOp() // Slice's gradient: dy placed at from along axis, zeros elsewhere
+	opConcat       = newOp() // inputs joined along axis
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opReshape:      {name: "reshape", buf: bufAlias, grad: reshapeGrad},
+		opStopGradient: {name: "stop_gradient", buf: bufAlias, stopsGradient: true},
+		opTranspose:    {name: "transpose", cpu: cpu(transposeKernel, transposeKernel), grad: transposeGrad},
+		opSlice:        {name: "slice", cpu: cpu(sliceKernel, sliceKernel), grad: sliceGrad},
+		opSliceGrad:    {name: "slice_grad", cpu: cpu(sliceGradKernel, sliceGradKernel), grad: sliceGradGrad},
+		opConcat:       {name: "concat", cpu: cpu(concatKernel, concatKernel), grad: concatGrad},
+	})
+}
+
 // Transpose returns x with its axes permuted: output axis i is input axis
 // perm[i], as numpy.transpose. With no perm it reverses the axes. A
 // permutation that keeps the order of the axes longer than 1 is a Reshape

@@ -6,6 +6,15 @@ import (
 	"slices"
 )
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opTranspose: {plan: transposeCUDA, words: transposeWords},
+		opSlice:     {plan: sliceCUDA},
+		opSliceGrad: {plan: sliceGradCUDA},
+		opConcat:    {plan: concatCUDA},
+	})
+}
+
 // The CUDA kernels of the shape ops and the causal mask (shape.go,
 // attention.go). They copy without arithmetic, so they give the CPU's bits.
 

@@ -6,6 +6,31 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The softmax ops, over the last axis or any axis, and their gradients.
+var (
+	opSoftmax            = newOp()
+	opLogSoftmax         = newOp()
+	opSoftmaxGrad        = newOp() // dx from softmax output y and dy
+	opLogSoftmaxGrad     = newOp() // dx from log-softmax output y and dy
+	opSoftmaxAxis        = newOp() // softmax along axis
+	opLogSoftmaxAxis     = newOp() // log softmax along axis
+	opSoftmaxAxisGrad    = newOp() // dx from softmax_axis output y and dy
+	opLogSoftmaxAxisGrad = newOp() // dx from log_softmax_axis output y and dy
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opSoftmax:            {name: "softmax", cpu: cpu(softmaxKernel, softmaxKernel), grad: softmaxOpGrad},
+		opLogSoftmax:         {name: "log_softmax", cpu: cpu(logSoftmaxKernel, logSoftmaxKernel), grad: logSoftmaxOpGrad},
+		opSoftmaxGrad:        {name: "softmax_grad", cpu: cpu(softmaxGradKernel, softmaxGradKernel), backward: true},
+		opLogSoftmaxGrad:     {name: "log_softmax_grad", cpu: cpu(logSoftmaxGradKernel, logSoftmaxGradKernel), backward: true},
+		opSoftmaxAxis:        {name: "softmax_axis", cpu: cpu(softmaxAxisKernel, softmaxAxisKernel), grad: softmaxAxisGrad},
+		opLogSoftmaxAxis:     {name: "log_softmax_axis", cpu: cpu(logSoftmaxAxisKernel, logSoftmaxAxisKernel), grad: logSoftmaxAxisGrad},
+		opSoftmaxAxisGrad:    {name: "softmax_axis_grad", cpu: cpu(softmaxAxisGradKernel, softmaxAxisGradKernel), backward: true},
+		opLogSoftmaxAxisGrad: {name: "log_softmax_axis_grad", cpu: cpu(logSoftmaxAxisGradKernel, logSoftmaxAxisGradKernel), backward: true},
+	})
+}
+
 func lastAxis(op string, x *Node) *Node {
 	g := graphOf(op, x)
 	if len(x.shape) == 0 {

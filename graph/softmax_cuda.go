@@ -2,6 +2,19 @@
 
 package graph
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opSoftmax:            {plan: softmaxCUDA(false)},
+		opLogSoftmax:         {plan: softmaxCUDA(true)},
+		opSoftmaxGrad:        {plan: softmaxGradCUDA("gt_softmax_grad")},
+		opLogSoftmaxGrad:     {plan: softmaxGradCUDA("gt_log_softmax_grad")},
+		opSoftmaxAxis:        {plan: softmaxAxisCUDA(0)},
+		opLogSoftmaxAxis:     {plan: softmaxAxisCUDA(1)},
+		opSoftmaxAxisGrad:    {plan: softmaxAxisGradCUDA(0)},
+		opLogSoftmaxAxisGrad: {plan: softmaxAxisGradCUDA(1)},
+	})
+}
+
 func softmaxCUDA(log bool) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		c := n.shape[len(n.shape)-1]
