@@ -65,6 +65,18 @@ func dimFromRight(shape []int, k int) int {
 	return shape[len(shape)-1-k]
 }
 
+// bcast is how the operands of a binary elementwise op line up.
+type bcast int
+
+const (
+	bSame    bcast = iota // equal shapes
+	bScalarA              // a has one element
+	bScalarB              // b has one element
+	bVecA                 // a is a vector over the trailing axis of b
+	bVecB                 // b is a vector over the trailing axis of a
+	bGeneral              // any other shapes that broadcast (broadcast.go)
+)
+
 // bcastMode picks the loop of a binary op whose operands a and b broadcast
 // to out: the modes other than bGeneral keep the layouts that need no index
 // arithmetic (equal shapes, a scalar, a vector over the last axis) on the
@@ -225,6 +237,19 @@ func bcastBinaryLoop[T Float](out, a, b []T, it *bcastIter, f func(a, b T) T) {
 	}
 }
 
+func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
+	out := dy.g.add(opBroadcastScalar, shape, dy)
+	out.factor = factor
+	return out
+}
+
+func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
+	out := dy.g.add(opBroadcastAxis, shape, dy)
+	out.axis = axis
+	out.factor = factor
+	return out
+}
+
 // reduceTo sums dy, shaped like a broadcast result, back to shape, the
 // shape of an operand that was broadcast. Scalars and vectors over the
 // last axis keep the reductions they had before general broadcasting.
@@ -260,9 +285,42 @@ func broadcastTo(x *Node, shape []int, factor float64) *Node {
 	return out
 }
 
+func broadcastScalarGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(Scale(Sum(dy), n.factor), n.in[0].shape)}
+}
+
+func broadcastAxisGrad(n, dy *Node) []*Node {
+	return []*Node{Scale(SumAxis(dy, n.axis), n.factor)}
+}
+
 func sumToGrad(n, dy *Node) []*Node { return []*Node{broadcastTo(dy, n.in[0].shape, n.factor)} }
 
 func broadcastToGrad(n, dy *Node) []*Node { return []*Node{sumTo(dy, n.in[0].shape, n.factor)} }
+
+func broadcastScalarKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, f := in[0], n.factor
+	return func() { fill(out, T(float64(x[0])*f)) }
+}
+
+func broadcastAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	outer, d, inner := axisSplit(n.shape, n.axis)
+	f := T(n.factor)
+	return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
+}
+
+// broadcastAxisLoop is: out[o,k,i] = f · x[o,i].
+func broadcastAxisLoop[T Float](out, x []T, outer, d, inner int, f T) {
+	for o := 0; o < outer; o++ {
+		src := x[o*inner : (o+1)*inner]
+		for k := 0; k < d; k++ {
+			dst := out[(o*d+k)*inner : (o*d+k+1)*inner]
+			for i, v := range src {
+				dst[i] = f * v
+			}
+		}
+	}
+}
 
 // sumToKernel is: out[j] = T(factor · Σ x[i]) over the elements i of x that
 // broadcast from out[j], accumulated in float64 in increasing i.
@@ -312,61 +370,3 @@ func broadcastToKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) fun
 		}
 	}
 }
-
-const (
-	bSame    bcast = iota // equal shapes
-	bScalarA              // a has one element
-	bScalarB              // b has one element
-	bVecA                 // a is a vector over the trailing axis of b
-	bVecB                 // b is a vector over the trailing axis of a
-	bGeneral              // any other shapes that broadcast (broadcast.go)
-)
-
-func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
-	out := dy.g.add(opBroadcastScalar, shape, dy)
-	out.factor = factor
-	return out
-}
-
-func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
-	out := dy.g.add(opBroadcastAxis, shape, dy)
-	out.axis = axis
-	out.factor = factor
-	return out
-}
-
-func broadcastScalarGrad(n, dy *Node) []*Node {
-	return []*Node{reduceTo(Scale(Sum(dy), n.factor), n.in[0].shape)}
-}
-
-func broadcastAxisGrad(n, dy *Node) []*Node {
-	return []*Node{Scale(SumAxis(dy, n.axis), n.factor)}
-}
-
-func broadcastScalarKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, f := in[0], n.factor
-	return func() { fill(out, T(float64(x[0])*f)) }
-}
-
-func broadcastAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x := in[0]
-	outer, d, inner := axisSplit(n.shape, n.axis)
-	f := T(n.factor)
-	return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
-}
-
-// broadcastAxisLoop is: out[o,k,i] = f · x[o,i].
-func broadcastAxisLoop[T Float](out, x []T, outer, d, inner int, f T) {
-	for o := 0; o < outer; o++ {
-		src := x[o*inner : (o+1)*inner]
-		for k := 0; k < d; k++ {
-			dst := out[(o*d+k)*inner : (o*d+k+1)*inner]
-			for i, v := range src {
-				dst[i] = f * v
-			}
-		}
-	}
-}
-
-// bcast is how the operands of a binary elementwise op line up.
-type bcast int

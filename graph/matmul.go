@@ -22,6 +22,32 @@ func init() {
 	})
 }
 
+// MatMul returns the matrix product a·b of a [m,k] and b [k,n], shape [m,n].
+// It panics with an error wrapping ErrShape if a or b is not a matrix or the
+// inner dimensions differ.
+func MatMul(a, b *Node) *Node { return matMul(a, b, false, false) }
+
+func matMul(a, b *Node, ta, tb bool) *Node {
+	g := graphOf("matmul", a, b)
+	if len(a.shape) != 2 || len(b.shape) != 2 {
+		panic(shapeErr(g, "matmul", fmt.Sprintf("want two matrices, got %v x %v", a.shape, b.shape)))
+	}
+	m, k := a.shape[0], a.shape[1]
+	if ta {
+		m, k = k, m
+	}
+	k2, n := b.shape[0], b.shape[1]
+	if tb {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		panic(shapeErr(g, "matmul", fmt.Sprintf("want inner dimensions equal, got %v x %v", a.shape, b.shape)))
+	}
+	out := g.add(opMatMul, []int{m, n}, a, b)
+	out.transA, out.transB = ta, tb
+	return out
+}
+
 // MatMulT returns op(a)·op(b) for matrices a and b, where op transposes
 // its operand when transA or transB is set: MatMulT(h, table, false, true)
 // is h·tableᵀ, the logits of an output layer tied to an embedding table
@@ -30,6 +56,34 @@ func init() {
 // It panics with an error wrapping ErrShape if a or b is not a matrix or
 // the inner dimensions differ.
 func MatMulT(a, b *Node, transA, transB bool) *Node { return matMul(a, b, transA, transB) }
+
+// Dense returns act(x·w + b) for x [m,k], w [k,n] and b [n] (b may be nil),
+// computed as one matrix product followed by one pass over the output.
+// It panics with an error wrapping ErrShape if the shapes do not fit.
+func Dense(x, w, b *Node, act Activation) *Node {
+	ns := []*Node{x, w}
+	if b != nil {
+		ns = append(ns, b)
+	}
+	g := graphOf("dense", ns...)
+	checkAct(g, "dense", act)
+	if len(x.shape) != 2 || len(w.shape) != 2 {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want input and kernel matrices, got %v and %v", x.shape, w.shape)))
+	}
+	if x.shape[1] != w.shape[0] {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want input width %d, got %d", w.shape[0], x.shape[1])))
+	}
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[1]) {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want bias shape [%d], got %v", w.shape[1], b.shape)))
+	}
+	if act.needsInput() {
+		// The derivative needs the pre-activation; keep it as its own node.
+		return Activate(Dense(x, w, b, Linear), act)
+	}
+	out := g.add(opDense, []int{x.shape[0], w.shape[1]}, ns...)
+	out.act = act
+	return out
+}
 
 // BatchMatMul returns the matrix products of a [..., m, k] and b [..., k, n]
 // over their leading (batch) axes, shape [batch..., m, n]:
@@ -135,102 +189,6 @@ func blockOffsets(out, in []int, block int) []int {
 	return offs
 }
 
-// batchMatMulGrad differentiates each block's product as matMulGrad does,
-// then sums each operand's gradient over the batch axes it was repeated
-// along.
-func batchMatMulGrad(n, dy *Node) []*Node {
-	da, db := productGrad(n, dy, BatchMatMul)
-	return []*Node{sumToBatch(da, n.in[0].shape), sumToBatch(db, n.in[1].shape)}
-}
-
-// sumToBatch sums d [batch..., r, c] over the batch axes that shape
-// [..., r, c] lacks or has as 1, the gradient of an operand broadcast
-// along them.
-func sumToBatch(d *Node, shape []int) *Node {
-	if slices.Equal(d.shape, shape) {
-		return d
-	}
-	if lead := len(d.shape) - len(shape); lead > 0 {
-		d = SumAxis(Reshape(d, append([]int{sizeOf(d.shape[:lead])}, d.shape[lead:]...)...), 0)
-	}
-	for i, s := range shape[:len(shape)-2] {
-		if s == 1 && d.shape[i] != 1 {
-			kept := slices.Clone(d.shape)
-			kept[i] = 1
-			d = Reshape(SumAxis(d, i), kept...)
-		}
-	}
-	return d
-}
-
-// batchMatMulKernel is the CPU kernel: one gemm per block, in the blocks'
-// order.
-func batchMatMulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	gemm := gemmFor[T]()
-	a, b := in[0], in[1]
-	bg := batchGemmOf(n)
-	ta, tb, mn := n.transA, n.transB, bg.m*bg.n
-	return func() {
-		for i, ao := range bg.a {
-			gemm(ta, tb, bg.m, bg.n, bg.k, 1, a[ao:], bg.lda, b[bg.b[i]:], bg.ldb, 0, out[i*mn:], bg.n)
-		}
-	}
-}
-
-// MatMul returns the matrix product a·b of a [m,k] and b [k,n], shape [m,n].
-// It panics with an error wrapping ErrShape if a or b is not a matrix or the
-// inner dimensions differ.
-func MatMul(a, b *Node) *Node { return matMul(a, b, false, false) }
-
-func matMul(a, b *Node, ta, tb bool) *Node {
-	g := graphOf("matmul", a, b)
-	if len(a.shape) != 2 || len(b.shape) != 2 {
-		panic(shapeErr(g, "matmul", fmt.Sprintf("want two matrices, got %v x %v", a.shape, b.shape)))
-	}
-	m, k := a.shape[0], a.shape[1]
-	if ta {
-		m, k = k, m
-	}
-	k2, n := b.shape[0], b.shape[1]
-	if tb {
-		k2, n = n, k2
-	}
-	if k != k2 {
-		panic(shapeErr(g, "matmul", fmt.Sprintf("want inner dimensions equal, got %v x %v", a.shape, b.shape)))
-	}
-	out := g.add(opMatMul, []int{m, n}, a, b)
-	out.transA, out.transB = ta, tb
-	return out
-}
-
-// Dense returns act(x·w + b) for x [m,k], w [k,n] and b [n] (b may be nil),
-// computed as one matrix product followed by one pass over the output.
-// It panics with an error wrapping ErrShape if the shapes do not fit.
-func Dense(x, w, b *Node, act Activation) *Node {
-	ns := []*Node{x, w}
-	if b != nil {
-		ns = append(ns, b)
-	}
-	g := graphOf("dense", ns...)
-	checkAct(g, "dense", act)
-	if len(x.shape) != 2 || len(w.shape) != 2 {
-		panic(shapeErr(g, "dense", fmt.Sprintf("want input and kernel matrices, got %v and %v", x.shape, w.shape)))
-	}
-	if x.shape[1] != w.shape[0] {
-		panic(shapeErr(g, "dense", fmt.Sprintf("want input width %d, got %d", w.shape[0], x.shape[1])))
-	}
-	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[1]) {
-		panic(shapeErr(g, "dense", fmt.Sprintf("want bias shape [%d], got %v", w.shape[1], b.shape)))
-	}
-	if act.needsInput() {
-		// The derivative needs the pre-activation; keep it as its own node.
-		return Activate(Dense(x, w, b, Linear), act)
-	}
-	out := g.add(opDense, []int{x.shape[0], w.shape[1]}, ns...)
-	out.act = act
-	return out
-}
-
 func matMulGrad(n, dy *Node) []*Node {
 	da, db := productGrad(n, dy, matMul)
 	return []*Node{da, db}
@@ -266,6 +224,34 @@ func denseGrad(n, dy *Node) []*Node {
 		out = append(out, SumAxis(dz, 0))
 	}
 	return out
+}
+
+// batchMatMulGrad differentiates each block's product as matMulGrad does,
+// then sums each operand's gradient over the batch axes it was repeated
+// along.
+func batchMatMulGrad(n, dy *Node) []*Node {
+	da, db := productGrad(n, dy, BatchMatMul)
+	return []*Node{sumToBatch(da, n.in[0].shape), sumToBatch(db, n.in[1].shape)}
+}
+
+// sumToBatch sums d [batch..., r, c] over the batch axes that shape
+// [..., r, c] lacks or has as 1, the gradient of an operand broadcast
+// along them.
+func sumToBatch(d *Node, shape []int) *Node {
+	if slices.Equal(d.shape, shape) {
+		return d
+	}
+	if lead := len(d.shape) - len(shape); lead > 0 {
+		d = SumAxis(Reshape(d, append([]int{sizeOf(d.shape[:lead])}, d.shape[lead:]...)...), 0)
+	}
+	for i, s := range shape[:len(shape)-2] {
+		if s == 1 && d.shape[i] != 1 {
+			kept := slices.Clone(d.shape)
+			kept[i] = 1
+			d = Reshape(SumAxis(d, i), kept...)
+		}
+	}
+	return d
 }
 
 type gemmFunc[T Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
@@ -305,5 +291,19 @@ func denseKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	return func() {
 		gemm(false, false, m, nn, k, 1, x, k, w, nn, 0, out, nn)
 		biasAct(out, b, nn, act)
+	}
+}
+
+// batchMatMulKernel is the CPU kernel: one gemm per block, in the blocks'
+// order.
+func batchMatMulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	a, b := in[0], in[1]
+	bg := batchGemmOf(n)
+	ta, tb, mn := n.transA, n.transB, bg.m*bg.n
+	return func() {
+		for i, ao := range bg.a {
+			gemm(ta, tb, bg.m, bg.n, bg.k, 1, a[ao:], bg.lda, b[bg.b[i]:], bg.ldb, 0, out[i*mn:], bg.n)
+		}
 	}
 }

@@ -6,6 +6,10 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
+// The CUDA kernel of batch_matmul (matmul.go): one batched cuBLAS call
+// over arrays of block pointers kept in the step's parameter slot, a
+// broadcast operand's block repeated in its array.
+
 func init() {
 	defineCUDA(map[opKind]*cudaKernel{
 		opMatMul:      {plan: matMulCUDA},
@@ -13,10 +17,6 @@ func init() {
 		opBatchMatMul: {plan: batchMatMulCUDA, words: batchMatMulWords},
 	})
 }
-
-// The CUDA kernel of batch_matmul (matmul.go): one batched cuBLAS call
-// over arrays of block pointers kept in the step's parameter slot, a
-// broadcast operand's block repeated in its array.
 
 func batchMatMulWords(n *Node) int { return 3 * sizeOf(n.shape[:len(n.shape)-2]) }
 

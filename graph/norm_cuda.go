@@ -4,6 +4,9 @@ package graph
 
 import "github.com/gotrain/gotrain/gpu"
 
+// The CUDA kernels of the norm ops (norm.go). They compute in double in
+// the CPU's order, so they give its bits.
+
 func init() {
 	defineCUDA(map[opKind]*cudaKernel{
 		opNormStats:     {plan: normStatsCUDA},
@@ -12,9 +15,6 @@ func init() {
 		opNormGammaGrad: {plan: normGammaGradCUDA},
 	})
 }
-
-// The CUDA kernels of the norm ops (norm.go). They compute in double in
-// the CPU's order, so they give its bits.
 
 var normKernels = cudaSource{"norm", normSrc}
 

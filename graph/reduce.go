@@ -7,7 +7,8 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
-// The reductions: to a scalar, along axes, the extremes along an axis, and the masked sums.
+// The reductions: to a scalar, along axes, the extremes along an axis, and
+// the masked sums.
 var (
 	opSum             = newOp()
 	opMean            = newOp()
@@ -32,6 +33,43 @@ func init() {
 		opMaskedSumGradX:  {name: "masked_sum_grad", cpu: cpu(maskedSumGradXKernel, maskedSumGradXKernel), backward: true},
 		opMaskedSumGradW:  {name: "masked_sum_weight_grad", cpu: cpu(maskedSumGradWKernel, maskedSumGradWKernel), backward: true},
 	})
+}
+
+// Sum returns the sum of all elements, a scalar (shape []).
+func Sum(x *Node) *Node {
+	g := graphOf("sum", x)
+	return g.add(opSum, nil, x)
+}
+
+// Mean returns the mean of all elements, a scalar (shape []).
+func Mean(x *Node) *Node {
+	g := graphOf("mean", x)
+	return g.add(opMean, nil, x)
+}
+
+// SumAxis returns the sum over one axis, which is removed from the shape.
+// A negative axis counts from the end.
+// It panics with an error wrapping ErrShape if the axis is out of range.
+func SumAxis(x *Node, axis int) *Node {
+	g, axis := normAxis("sum_axis", x, axis)
+	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
+	out.axis = axis
+	out.factor = 1
+	return out
+}
+
+// MeanAxis returns the mean over one axis, which is removed from the shape.
+// A negative axis counts from the end.
+// It panics with an error wrapping ErrShape if the axis is out of range.
+func MeanAxis(x *Node, axis int) *Node {
+	g, axis := normAxis("mean_axis", x, axis)
+	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
+	out.axis = axis
+	out.factor = 1
+	if d := x.shape[axis]; d > 0 {
+		out.factor = 1 / float64(d)
+	}
+	return out
 }
 
 // SumAxes returns the sum of x over the given axes; no axes means every
@@ -129,94 +167,20 @@ func extremeAxis(name string, op opKind, x *Node, axis int, keepDims bool) *Node
 	return Reshape(out, slices.Delete(slices.Clone(x.shape), ax, ax+1)...)
 }
 
-func maxAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return extremeAxisKernel(n, in, out, func(a, b T) T { return max(a, b) })
-}
-
-func minAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	return extremeAxisKernel(n, in, out, func(a, b T) T { return min(a, b) })
-}
-
-// extremeAxisKernel is: out[o,i] = pick(…pick(x[o,0,i], x[o,1,i])…, x[o,d-1,i]).
-func extremeAxisKernel[T Float](n *Node, in [][]T, out []T, pick func(a, b T) T) func() {
-	x := in[0]
-	outer, d, inner := axisSplit(n.in[0].shape, n.axis)
-	return func() {
-		for o := 0; o < outer; o++ {
-			dst := out[o*inner : (o+1)*inner]
-			copy(dst, x[o*d*inner:])
-			for k := 1; k < d; k++ {
-				for i, v := range x[(o*d+k)*inner : (o*d+k+1)*inner] {
-					dst[i] = pick(dst[i], v)
-				}
-			}
-		}
+// MaskedSum returns, for x [b, …, c] and weights w [b], the per-channel sum
+// Σ_b w[b]·Σ_… x[b,…,c], shape [c]: the first moment of a batch whose rows
+// are weighted by a mask. Rows of weight 0 are skipped, so whatever padding
+// rows hold (even Inf or NaN) never reaches the sum. Both x and w get
+// gradients.
+// It panics with an error wrapping ErrShape if x has rank < 2 or w is not
+// [b].
+func MaskedSum(x, w *Node) *Node {
+	const op = "masked_sum"
+	g := graphOf(op, x, w)
+	if len(x.shape) < 2 || len(w.shape) != 1 || w.shape[0] != x.shape[0] {
+		panic(shapeErr(g, op, fmt.Sprintf("want x [batch, …, channels] and weights [batch], got %v and %v", x.shape, w.shape)))
 	}
-}
-
-// extremeAxisGradKernel is: dx[o,k,i] = dy[o,i] for the first k where
-// x[o,k,i] equals y[o,i] (or both are NaN), 0 elsewhere.
-func extremeAxisGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
-	x, y, dy := in[0], in[1], in[2]
-	outer, d, inner := axisSplit(n.shape, n.axis)
-	return func() {
-		clear(out)
-		for o := 0; o < outer; o++ {
-			for i := 0; i < inner; i++ {
-				m := y[o*inner+i]
-				for k := 0; k < d; k++ {
-					e := (o*d+k)*inner + i
-					if v := x[e]; v == m || (v != v && m != m) {
-						out[e] = dy[o*inner+i]
-						break
-					}
-				}
-			}
-		}
-	}
-}
-
-func extremeAxisGrad(n, dy *Node) []*Node {
-	d := n.g.add(opExtremeAxisGrad, n.in[0].shape, n.in[0], n, dy)
-	d.axis = n.axis
-	return []*Node{d}
-}
-
-// Sum returns the sum of all elements, a scalar (shape []).
-func Sum(x *Node) *Node {
-	g := graphOf("sum", x)
-	return g.add(opSum, nil, x)
-}
-
-// Mean returns the mean of all elements, a scalar (shape []).
-func Mean(x *Node) *Node {
-	g := graphOf("mean", x)
-	return g.add(opMean, nil, x)
-}
-
-// SumAxis returns the sum over one axis, which is removed from the shape.
-// A negative axis counts from the end.
-// It panics with an error wrapping ErrShape if the axis is out of range.
-func SumAxis(x *Node, axis int) *Node {
-	g, axis := normAxis("sum_axis", x, axis)
-	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
-	out.axis = axis
-	out.factor = 1
-	return out
-}
-
-// MeanAxis returns the mean over one axis, which is removed from the shape.
-// A negative axis counts from the end.
-// It panics with an error wrapping ErrShape if the axis is out of range.
-func MeanAxis(x *Node, axis int) *Node {
-	g, axis := normAxis("mean_axis", x, axis)
-	out := g.add(opSumAxis, slices.Delete(slices.Clone(x.shape), axis, axis+1), x)
-	out.axis = axis
-	out.factor = 1
-	if d := x.shape[axis]; d > 0 {
-		out.factor = 1 / float64(d)
-	}
-	return out
+	return g.add(opMaskedSum, x.shape[len(x.shape)-1:], x, w)
 }
 
 func sumGrad(n, dy *Node) []*Node { return []*Node{broadcastScalar(dy, n.in[0].shape, 1)} }
@@ -231,6 +195,20 @@ func meanGrad(n, dy *Node) []*Node {
 
 func sumAxisGrad(n, dy *Node) []*Node {
 	return []*Node{broadcastAxis(dy, n.in[0].shape, n.axis, n.factor)}
+}
+
+func extremeAxisGrad(n, dy *Node) []*Node {
+	d := n.g.add(opExtremeAxisGrad, n.in[0].shape, n.in[0], n, dy)
+	d.axis = n.axis
+	return []*Node{d}
+}
+
+func maskedSumOpGrad(n, dy *Node) []*Node {
+	g, in := n.g, n.in
+	return []*Node{
+		g.add(opMaskedSumGradX, in[0].shape, in[1], dy),
+		g.add(opMaskedSumGradW, in[1].shape, in[0], dy),
+	}
 }
 
 func sumKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
@@ -287,27 +265,50 @@ func sumAxis[T Float](out, x []T, outer, d, inner int, f T) {
 	}
 }
 
-// MaskedSum returns, for x [b, …, c] and weights w [b], the per-channel sum
-// Σ_b w[b]·Σ_… x[b,…,c], shape [c]: the first moment of a batch whose rows
-// are weighted by a mask. Rows of weight 0 are skipped, so whatever padding
-// rows hold (even Inf or NaN) never reaches the sum. Both x and w get
-// gradients.
-// It panics with an error wrapping ErrShape if x has rank < 2 or w is not
-// [b].
-func MaskedSum(x, w *Node) *Node {
-	const op = "masked_sum"
-	g := graphOf(op, x, w)
-	if len(x.shape) < 2 || len(w.shape) != 1 || w.shape[0] != x.shape[0] {
-		panic(shapeErr(g, op, fmt.Sprintf("want x [batch, …, channels] and weights [batch], got %v and %v", x.shape, w.shape)))
-	}
-	return g.add(opMaskedSum, x.shape[len(x.shape)-1:], x, w)
+func maxAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return extremeAxisKernel(n, in, out, func(a, b T) T { return max(a, b) })
 }
 
-func maskedSumOpGrad(n, dy *Node) []*Node {
-	g, in := n.g, n.in
-	return []*Node{
-		g.add(opMaskedSumGradX, in[0].shape, in[1], dy),
-		g.add(opMaskedSumGradW, in[1].shape, in[0], dy),
+func minAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	return extremeAxisKernel(n, in, out, func(a, b T) T { return min(a, b) })
+}
+
+// extremeAxisKernel is: out[o,i] = pick(…pick(x[o,0,i], x[o,1,i])…, x[o,d-1,i]).
+func extremeAxisKernel[T Float](n *Node, in [][]T, out []T, pick func(a, b T) T) func() {
+	x := in[0]
+	outer, d, inner := axisSplit(n.in[0].shape, n.axis)
+	return func() {
+		for o := 0; o < outer; o++ {
+			dst := out[o*inner : (o+1)*inner]
+			copy(dst, x[o*d*inner:])
+			for k := 1; k < d; k++ {
+				for i, v := range x[(o*d+k)*inner : (o*d+k+1)*inner] {
+					dst[i] = pick(dst[i], v)
+				}
+			}
+		}
+	}
+}
+
+// extremeAxisGradKernel is: dx[o,k,i] = dy[o,i] for the first k where
+// x[o,k,i] equals y[o,i] (or both are NaN), 0 elsewhere.
+func extremeAxisGradKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, y, dy := in[0], in[1], in[2]
+	outer, d, inner := axisSplit(n.shape, n.axis)
+	return func() {
+		clear(out)
+		for o := 0; o < outer; o++ {
+			for i := 0; i < inner; i++ {
+				m := y[o*inner+i]
+				for k := 0; k < d; k++ {
+					e := (o*d+k)*inner + i
+					if v := x[e]; v == m || (v != v && m != m) {
+						out[e] = dy[o*inner+i]
+						break
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -2,6 +2,11 @@
 
 package graph
 
+// The CUDA kernels of SelfAttention and its gradients (selfattention.go):
+// batched cuBLAS calls whose block pointers address the heads in place in
+// qkv and the output, as the CPU kernels' leading dimensions do, and the
+// row softmax kernels run in place on the weights.
+
 func init() {
 	defineCUDA(map[opKind]*cudaKernel{
 		opSelfAttnWeights:    {plan: selfAttnWeightsCUDA, words: selfAttnWords(1)},
@@ -10,11 +15,6 @@ func init() {
 		opSelfAttnGrad:       {plan: selfAttnGradCUDA, words: selfAttnWords(3)},
 	})
 }
-
-// The CUDA kernels of SelfAttention and its gradients (selfattention.go):
-// batched cuBLAS calls whose block pointers address the heads in place in
-// qkv and the output, as the CPU kernels' leading dimensions do, and the
-// row softmax kernels run in place on the weights.
 
 // selfAttnOffsets returns, per block, the offsets of fn's block and of the
 // blocks of a [..., heads, t, t] tensor.

@@ -6,6 +6,10 @@ import (
 	"slices"
 )
 
+// The CUDA kernels of the shape ops (shape.go); shapeSrc also holds the
+// causal mask's (attention_cuda.go). They copy without arithmetic, so they
+// give the CPU's bits.
+
 func init() {
 	defineCUDA(map[opKind]*cudaKernel{
 		opTranspose: {plan: transposeCUDA, words: transposeWords},
@@ -14,9 +18,6 @@ func init() {
 		opConcat:    {plan: concatCUDA},
 	})
 }
-
-// The CUDA kernels of the shape ops and the causal mask (shape.go,
-// attention.go). They copy without arithmetic, so they give the CPU's bits.
 
 var shapeKernels = cudaSource{"shape", shapeSrc}
 
