@@ -121,8 +121,7 @@ func squareGrad(n, dy *Node) []*Node { return []*Node{Mul(dy, Scale(n.in[0], 2))
 func sqrtGrad(n, dy *Node) []*Node { return []*Node{Div(Scale(dy, 0.5), n)} }
 
 // addKernel, subKernel, mulKernel and divKernel run arithKernel's vector
-// loops; binaryLoop and bcastBinaryLoop with the same f stay their
-// reference, bit for bit.
+// loops, which give f's bits.
 func addKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	return arithKernel(n, in, out, loops.OpAdd, func(a, b T) T { return a + b })
 }
@@ -139,15 +138,13 @@ func divKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	return arithKernel(n, in, out, loops.OpDiv, func(a, b T) T { return a / b })
 }
 
+// binaryKernel returns the step computing out[e] = f(a[ia], b[ib]) for
+// every element e, ia and ib the elements of a and b broadcast to e, f
+// called per element.
 func binaryKernel[T Float](n *Node, in [][]T, out []T, f func(a, b T) T) func() {
 	a, b := in[0], in[1]
-	if n.mode == bGeneral {
-		it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
-		return func() { bcastBinaryLoop(out, a, b, it, f) }
-	}
-	la, lb := len(a), len(b)
-	mode := n.mode
-	return func() { binaryLoop(out, a, b, la, lb, mode, f) }
+	it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
+	return func() { binaryLoop(out, a, b, it, f, false, 0) }
 }
 
 func scaleKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
@@ -200,69 +197,32 @@ func sqrtKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
 	}
 }
 
-// binaryLoop is: out[i] = f(a[i or i mod la], b[i or i mod lb]) as mode says.
-func binaryLoop[T Float](out, a, b []T, la, lb int, mode bcast, f func(a, b T) T) {
-	switch mode {
-	case bSame:
-		for i := range out {
-			out[i] = f(a[i], b[i])
-		}
-	case bScalarA:
-		s := a[0]
-		for i := range out {
-			out[i] = f(s, b[i])
-		}
-	case bScalarB:
-		s := b[0]
-		for i := range out {
-			out[i] = f(a[i], s)
-		}
-	case bVecA:
-		for r := 0; r < len(out); r += la {
-			row, brow := out[r:r+la], b[r:r+la]
-			for j := range row {
-				row[j] = f(a[j], brow[j])
-			}
-		}
-	case bVecB:
-		for r := 0; r < len(out); r += lb {
-			row, arow := out[r:r+lb], a[r:r+lb]
-			for j := range row {
-				row[j] = f(arow[j], b[j])
-			}
-		}
-	}
-}
-
-// arithKernel is binaryKernel for op, with the same bits: equal runs go
-// through loops.AddTo, SubTo, MulTo or DivTo, a vector along the last
-// axis through loops.RowsOpTo or OpRowsTo, runs against one repeated
-// element through a plain loop, and only runs that stride otherwise call f
-// per element. Batch norm's ops (an activation against a per-channel
-// vector, [N,H,W,C] with [C]) and bias adds take these paths every step
-// (issue 23).
+// arithKernel is binaryKernel for add, sub, mul or div (op), with the same
+// bits through package loops' vector loops: a vector along the last axis
+// takes loops.RowsOpTo or OpRowsTo, and binaryLoop sends equal runs to
+// loops.OpTo and runs against one repeated element to a plain loop. Batch
+// norm's ops (an activation against a per-channel vector, [N,H,W,C] with
+// [C]) and bias adds take these paths every step (issue 23).
 func arithKernel[T Float](n *Node, in [][]T, out []T, op loops.Op, f func(a, b T) T) func() {
 	a, b := in[0], in[1]
 	switch n.mode {
-	case bSame:
-		return func() { loops.OpTo(op, out, a, b) }
-	case bScalarA:
-		return func() { arithScalarA(op, out, a[0], b) }
-	case bScalarB:
-		return func() { arithScalarB(op, out, a, b[0]) }
 	case bVecA:
 		return func() { loops.OpRowsTo(op, out, a, b) }
 	case bVecB:
 		return func() { loops.RowsOpTo(op, out, a, b) }
 	}
 	it := newBcastIter(n.shape, n.in[0].shape, n.in[1].shape)
-	return func() { arithBcastLoop(op, out, a, b, it, f) }
+	return func() { binaryLoop(out, a, b, it, f, true, op) }
 }
 
-// arithBcastLoop is bcastBinaryLoop for op: each run of the innermost axis
-// where both operands step by one, or one of them by zero (a [N,C] with an
-// [N,1]), takes loops.OpTo or a plain loop; f is for the other runs.
-func arithBcastLoop[T Float](op loops.Op, out, a, b []T, it *bcastIter, f func(a, b T) T) {
+// binaryLoop is the loop of every binary element-wise op: out[e] =
+// f(a[ia], b[ib]), ia and ib the elements of a and b broadcast to e, walked
+// one run of the broadcast's innermost axis at a time (equal shapes are one
+// run). With vec set, op is f in package loops: a run where both operands
+// step by one takes loops.OpTo, and one where an operand repeats one element
+// a plain loop of op (arithScalarA, arithScalarB); other runs call f per
+// element.
+func binaryLoop[T Float](out, a, b []T, it *bcastIter, f func(a, b T) T, vec bool, op loops.Op) {
 	it.reset()
 	n, sa := it.inner(0)
 	_, sb := it.inner(1)
@@ -270,11 +230,11 @@ func arithBcastLoop[T Float](op loops.Op, out, a, b []T, it *bcastIter, f func(a
 		ia, ib := it.offs[0], it.offs[1]
 		row := out[o : o+n]
 		switch {
-		case sa == 1 && sb == 1:
+		case vec && sa == 1 && sb == 1:
 			loops.OpTo(op, row, a[ia:ia+n], b[ib:ib+n])
-		case sa == 1 && sb == 0:
+		case vec && sa == 1 && sb == 0:
 			arithScalarB(op, row, a[ia:ia+n], b[ib])
-		case sa == 0 && sb == 1:
+		case vec && sa == 0 && sb == 1:
 			arithScalarA(op, row, a[ia], b[ib:ib+n])
 		default:
 			for j := range row {

@@ -221,22 +221,6 @@ func (it *bcastIter) next() {
 	}
 }
 
-// bcastBinaryLoop is binaryLoop's bGeneral mode: out[e] = f(a[ia], b[ib]),
-// ia and ib the operands' elements broadcast to e.
-func bcastBinaryLoop[T Float](out, a, b []T, it *bcastIter, f func(a, b T) T) {
-	it.reset()
-	n, sa := it.inner(0)
-	_, sb := it.inner(1)
-	for o := 0; o < len(out); o += n {
-		ia, ib := it.offs[0], it.offs[1]
-		row := out[o : o+n]
-		for j := range row {
-			row[j] = f(a[ia+j*sa], b[ib+j*sb])
-		}
-		it.next()
-	}
-}
-
 func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
 	out := dy.g.add(opBroadcastScalar, shape, dy)
 	out.factor = factor

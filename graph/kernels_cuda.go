@@ -100,11 +100,12 @@ DEVICE long long class_of(T l, long long c) {
 // elementwiseSrc: one thread per output element.
 const elementwiseSrc = `
 // at is an operand's index for output i: kind 0 the same, 1 a scalar, 2 a
-// vector over the trailing axis of length len (binaryLoop's modes).
+// vector over the trailing axis of length len (bcast's modes).
 DEVICE long long at(long long i, long long kind, long long len) {
 	return kind == 0 ? i : (kind == 1 ? 0 : i % len);
 }
-// gt_binary is binaryLoop: op 0 add, 1 sub, 2 mul, 3 div.
+// gt_binary is arithKernel for the modes other than bGeneral: op 0 add,
+// 1 sub, 2 mul, 3 div.
 KERNEL void gt_binary(T *out, const T *a, const T *b, long long n, long long ka, long long la,
 		long long kb, long long lb, long long op) {
 	long long i = GLOBAL_INDEX;
