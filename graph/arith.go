@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gotrain/gotrain/internal/loops"
 )
@@ -54,6 +56,20 @@ func binary(op opKind, a, b *Node) *Node {
 // vector over the last axis take loops of their own.
 // It panics with an error wrapping ErrShape if the shapes do not broadcast.
 func Add(a, b *Node) *Node { return binary(opAdd, a, b) }
+
+// AddSameShape returns a + b elementwise for a and b of one shape, without
+// broadcasting: the join of a residual connection, x + f(x), where a branch
+// that changed its input's shape is a mistake to report rather than a
+// shape to stretch. Add broadcasts.
+// It panics with an error wrapping ErrShape, naming both shapes, if the
+// shapes differ.
+func AddSameShape(a, b *Node) *Node {
+	g := graphOf("add", a, b)
+	if !slices.Equal(a.shape, b.shape) {
+		panic(shapeErr(g, "add", fmt.Sprintf("want operands of one shape, got %v and %v", a.shape, b.shape)))
+	}
+	return binary(opAdd, a, b)
+}
 
 // Sub returns a - b elementwise, broadcasting as Add does.
 // It panics with an error wrapping ErrShape if the shapes do not broadcast.

@@ -167,7 +167,7 @@ func batchNormComposed(x, sums, count, gamma, beta, residual *Node, eps float64,
 	scale := Div(gamma, Sqrt(Add(variance, x.g.Const(eps))))
 	y := Add(Mul(Sub(x, mean), scale), beta)
 	if residual != nil {
-		y = Add(y, residual)
+		y = AddSameShape(y, residual)
 	}
 	return Activate(y, act)
 }

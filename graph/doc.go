@@ -31,9 +31,11 @@
 //
 // The gradient with respect to a broadcast operand sums the output's
 // gradient over the axes the operand was stretched along and has the
-// operand's shape. Equal shapes, a scalar and a vector along the last axis
-// run loops of their own; other broadcasts walk the shapes with their
-// size-1 axes dropped and runs of axes that step alike merged into one.
+// operand's shape. One loop walks every broadcast, the shapes' size-1 axes
+// dropped and runs of axes that step alike merged into one (equal shapes
+// are one run); Add, Sub, Mul and Div hand its runs, and a vector along the
+// last axis, to vector loops. AddSameShape is Add without broadcasting, for
+// a residual join, where operands of different shapes are a mistake.
 // Reductions with keep-dims (SumAxes, MeanAxes, MaxAxis, MinAxis) leave
 // size-1 axes so that their result broadcasts back against their input, as
 // in x - MaxAxis(x, -1, true).
