@@ -20,5 +20,26 @@ func whereCUDA(b *devBuilder, n *Node) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.kernel(elemKernels, "gt_where", n.size, b.out(), b.in(0), b.in(1), b.in(2), n.size, r, geo)
+	return b.kernel(compareKernels, "gt_where", n.size, b.out(), b.in(0), b.in(1), b.in(2), n.size, r, geo)
 }
+
+var compareKernels = cudaSource{"compare", compareSrc}
+
+// compareSrc holds the kernels of Where, one thread per output element; the
+// comparisons, max and min run broadcastSrc's gt_bcast.
+const compareSrc = `
+// gt_where is whereKernel.
+KERNEL void gt_where(T *out, const T *c, const T *a, const T *b, long long n, long long r, const long long *g) {
+	long long e = GLOBAL_INDEX;
+	if (e >= n) return;
+	long long ic = 0, ia = 0, ib = 0, rest = e;
+	for (long long d = r - 1; d >= 0; d--) {
+		long long i = rest % g[d];
+		rest /= g[d];
+		ic += i * g[r + d];
+		ia += i * g[2 * r + d];
+		ib += i * g[3 * r + d];
+	}
+	out[e] = c[ic] != (T)0 ? a[ia] : b[ib];
+}
+`

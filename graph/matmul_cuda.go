@@ -88,7 +88,7 @@ func denseCUDA(b *devBuilder, n *Node) (func() error, error) {
 	} else if n.act == Linear {
 		return mm, nil
 	}
-	ba, err := b.kernel(elementwise, "gt_bias_act", n.size, b.out(), bias, n.size, nn, int(n.act))
+	ba, err := b.kernel(matmulKernels, "gt_bias_act", n.size, b.out(), bias, n.size, nn, int(n.act))
 	if err != nil {
 		return nil, err
 	}
@@ -115,3 +115,18 @@ func (b *devBuilder) gemm(transA, transB bool, m, n, k int, a gpu.Ptr, lda int, 
 	}
 	return func() error { return h.Gemm64(transA, transB, m, n, k, 1, a, lda, bm, ldb, 0, c, ldc) }, nil
 }
+
+var matmulKernels = cudaSource{"matmul", matmulSrc}
+
+// matmulSrc holds the kernels of a dense layer's epilogue after its gemm,
+// one thread per element.
+const matmulSrc = `
+// gt_bias_act is biasAct after a dense layer's gemm (b null: no bias).
+KERNEL void gt_bias_act(T *out, const T *b, long long n, long long cols, long long act) {
+	long long i = GLOBAL_INDEX;
+	if (i >= n) return;
+	T v = out[i];
+	if (b) v = v + b[i % cols];
+	out[i] = act_t(v, act);
+}
+`

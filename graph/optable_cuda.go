@@ -26,13 +26,6 @@ type cudaKernel struct {
 // errors give it.
 type cudaSource struct{ name, text string }
 
-var (
-	elementwise = cudaSource{"elementwise", elementwiseSrc}
-	reductions  = cudaSource{"reduce", reduceSrc}
-	rowKernels  = cudaSource{"rows", rowsSrc}
-	layerSrc    = cudaSource{"layers", layersSrc}
-)
-
 // defineCUDA attaches the CUDA kernels of a family's ops to their entries
 // in ops.
 // It panics if an op gets two.

@@ -71,8 +71,7 @@ func concatCUDA(b *devBuilder, n *Node) (func() error, error) {
 	return seq(fs...), nil
 }
 
-// shapeSrc: one thread per element written. Keep in sync with shape.go
-// and attention.go.
+// shapeSrc: one thread per element written. Keep in sync with shape.go.
 const shapeSrc = `
 // gt_transpose is transpose: out[e] = x[Σ iₖ·strides[k]] for e's index
 // (i₀, …) in dims; g holds the r dims, then the r strides.
@@ -94,12 +93,5 @@ KERNEL void gt_axis_copy(T *dst, const T *src, long long n, long long d, long lo
 	if (e >= n) return;
 	long long w = d * inner, o = e / w, r = e % w;
 	dst[(o * dd + fd) * inner + r] = src[(o * ds + fs) * inner + r];
-}
-// gt_causal_mask is causalMask: out = x, with v[0] where j > i + tk - tq.
-KERNEL void gt_causal_mask(T *out, const T *x, long long n, long long tq, long long tk, const double *v) {
-	long long e = GLOBAL_INDEX;
-	if (e >= n) return;
-	long long j = e % tk, i = (e / tk) % tq;
-	out[e] = j > i + tk - tq ? (T)v[0] : x[e];
 }
 `

@@ -25,7 +25,7 @@ func softmaxCUDA(log bool) func(b *devBuilder, n *Node) (func() error, error) {
 		if log {
 			lg = 1
 		}
-		return b.kernel(rowKernels, "gt_softmax", n.size/c, b.out(), b.in(0), n.size/c, c, lg)
+		return b.kernel(softmaxKernels, "gt_softmax", n.size/c, b.out(), b.in(0), n.size/c, c, lg)
 	}
 }
 
@@ -35,7 +35,7 @@ func softmaxGradCUDA(name string) func(b *devBuilder, n *Node) (func() error, er
 		if c == 0 {
 			return func() error { return nil }, nil
 		}
-		return b.kernel(rowKernels, name, n.size/c, b.out(), b.in(0), b.in(1), n.size/c, c)
+		return b.kernel(softmaxKernels, name, n.size/c, b.out(), b.in(0), b.in(1), n.size/c, c)
 	}
 }
 
@@ -43,7 +43,7 @@ func softmaxGradCUDA(name string) func(b *devBuilder, n *Node) (func() error, er
 func softmaxAxisCUDA(log int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		outer, d, inner := axisSplit(n.shape, n.axis)
-		return b.kernel(elemKernels, "gt_softmax_axis", outer*inner, b.out(), b.in(0), outer*inner, d, inner, log)
+		return b.kernel(softmaxKernels, "gt_softmax_axis", outer*inner, b.out(), b.in(0), outer*inner, d, inner, log)
 	}
 }
 
@@ -51,6 +51,68 @@ func softmaxAxisCUDA(log int) func(b *devBuilder, n *Node) (func() error, error)
 func softmaxAxisGradCUDA(log int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		outer, d, inner := axisSplit(n.shape, n.axis)
-		return b.kernel(elemKernels, "gt_softmax_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), outer*inner, d, inner, log)
+		return b.kernel(softmaxKernels, "gt_softmax_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), outer*inner, d, inner, log)
 	}
 }
+
+var softmaxKernels = cudaSource{"softmax", softmaxSrc}
+
+// softmaxSrc holds the kernels of the softmax ops, over the last axis one
+// thread per row, over any axis one thread per output column.
+const softmaxSrc = `
+// gt_softmax is softmaxRows (lg: log softmax), in double; keep in sync.
+KERNEL void gt_softmax(T *out, const T *x, long long rows, long long c, long long lg) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	softmax_row(out + r * c, x + r * c, c, lg);
+}
+KERNEL void gt_softmax_grad(T *out, const T *y, const T *dy, long long rows, long long c) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	softmax_grad_row(out + r * c, y + r * c, dy + r * c, c);
+}
+KERNEL void gt_log_softmax_grad(T *out, const T *y, const T *dy, long long rows, long long c) {
+	long long r = GLOBAL_INDEX;
+	if (r >= rows) return;
+	const T *yr = y + r * c, *dr = dy + r * c;
+	double s = 0;
+	for (long long j = 0; j < c; j++) s += (double)dr[j];
+	for (long long j = 0; j < c; j++) out[r * c + j] = (T)((double)dr[j] - exp((double)yr[j]) * s);
+}
+// gt_softmax_axis is softmaxStrided (lg: log softmax), one thread per row.
+KERNEL void gt_softmax_axis(T *out, const T *x, long long rows, long long d, long long inner, long long lg) {
+	long long e = GLOBAL_INDEX;
+	if (e >= rows) return;
+	long long base = (e / inner) * d * inner + e % inner;
+	double mx = GT_NEG_INF;
+	for (long long k = 0; k < d; k++) mx = max_d(mx, (double)x[base + k * inner]);
+	double s = 0;
+	for (long long k = 0; k < d; k++) {
+		double ex = exp((double)x[base + k * inner] - mx);
+		s += ex;
+		if (!lg) out[base + k * inner] = (T)ex;
+	}
+	if (lg) {
+		double lse = mx + log(s);
+		for (long long k = 0; k < d; k++) out[base + k * inner] = (T)((double)x[base + k * inner] - lse);
+	} else {
+		double inv = 1 / s;
+		for (long long k = 0; k < d; k++) out[base + k * inner] = (T)((double)out[base + k * inner] * inv);
+	}
+}
+// gt_softmax_axis_grad is softmaxGradStrided (lg: log softmax's).
+KERNEL void gt_softmax_axis_grad(T *out, const T *y, const T *dy, long long rows, long long d, long long inner, long long lg) {
+	long long e = GLOBAL_INDEX;
+	if (e >= rows) return;
+	long long base = (e / inner) * d * inner + e % inner;
+	double s = 0;
+	for (long long k = 0; k < d; k++) {
+		long long j = base + k * inner;
+		s += lg ? (double)dy[j] : (double)y[j] * (double)dy[j];
+	}
+	for (long long k = 0; k < d; k++) {
+		long long j = base + k * inner;
+		out[j] = lg ? (T)((double)dy[j] - exp((double)y[j]) * s) : (T)((double)y[j] * ((double)dy[j] - s));
+	}
+}
+`
