@@ -8,21 +8,20 @@ func init() {
 		opActGradY: {plan: actGradYCUDA},
 		opActGradX: {plan: actGradXCUDA},
 	})
+	addCUDASource("activations", activationsSrc)
 }
 
 func activateCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(activationsKernels, "gt_activate", n.size, b.out(), b.in(0), n.size, int(n.act))
+	return b.kernel("gt_activate", n.size, b.out(), b.in(0), n.size, int(n.act))
 }
 
 func actGradYCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(activationsKernels, "gt_act_grad_y", n.size, b.out(), b.in(0), b.in(1), n.size, int(n.act))
+	return b.kernel("gt_act_grad_y", n.size, b.out(), b.in(0), b.in(1), n.size, int(n.act))
 }
 
 func actGradXCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(activationsKernels, "gt_act_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size, int(n.act))
+	return b.kernel("gt_act_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size, int(n.act))
 }
-
-var activationsKernels = cudaSource{"activations", activationsSrc}
 
 // activationsSrc holds the kernels of the activation op and its gradients,
 // one thread per element.

@@ -15,6 +15,7 @@ func init() {
 		opSquare: {plan: unaryCUDA(4)},
 		opSqrt:   {plan: unaryCUDA(5)},
 	})
+	addCUDASource("arith", arithSrc)
 }
 
 // binaryCUDA is binaryKernel for op 0 add, 1 sub, 2 mul, 3 div; general
@@ -36,7 +37,7 @@ func binaryCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 		case bVecB:
 			kb = 2
 		}
-		return b.kernel(arithKernels, "gt_binary", n.size, b.out(), b.in(0), b.in(1), n.size, ka, la, kb, lb, op)
+		return b.kernel("gt_binary", n.size, b.out(), b.in(0), b.in(1), n.size, ka, la, kb, lb, op)
 	}
 }
 
@@ -44,11 +45,9 @@ func binaryCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 // 3 log, 4 square, 5 sqrt, 6 maximum.
 func unaryCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
-		return b.kernel(arithKernels, "gt_unary", n.size, b.out(), b.in(0), n.size, op, b.doubles(n.factor))
+		return b.kernel("gt_unary", n.size, b.out(), b.in(0), n.size, op, b.doubles(n.factor))
 	}
 }
-
-var arithKernels = cudaSource{"arith", arithSrc}
 
 // arithSrc holds the kernels of the arithmetic ops, one thread per output
 // element.

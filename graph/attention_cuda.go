@@ -8,6 +8,7 @@ func init() {
 		opCausalSoftmax:     {plan: causalSoftmaxCUDA("gt_causal_softmax")},
 		opCausalSoftmaxGrad: {plan: causalSoftmaxCUDA("gt_causal_softmax_grad")},
 	})
+	addCUDASource("attention", attentionSrc)
 }
 
 // causalSoftmaxCUDA plans gt_causal_softmax (x) or its gradient (y, dy),
@@ -24,17 +25,15 @@ func causalSoftmaxCUDA(name string) func(b *devBuilder, n *Node) (func() error, 
 		if len(n.in) == 2 {
 			args = append(args, b.in(1))
 		}
-		return b.kernel(attentionKernels, name, rows, append(args, rows, tq, tk)...)
+		return b.kernel(name, rows, append(args, rows, tq, tk)...)
 	}
 }
 
 func causalMaskCUDA(b *devBuilder, n *Node) (func() error, error) {
 	r := len(n.shape)
 	tq, tk := n.shape[r-2], n.shape[r-1]
-	return b.kernel(attentionKernels, "gt_causal_mask", n.size, b.out(), b.in(0), n.size, tq, tk, b.doubles(n.value))
+	return b.kernel("gt_causal_mask", n.size, b.out(), b.in(0), n.size, tq, tk, b.doubles(n.value))
 }
-
-var attentionKernels = cudaSource{"attention", attentionSrc}
 
 // attentionSrc holds the kernels of the causal mask and softmax, one thread
 // per element or row.

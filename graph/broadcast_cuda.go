@@ -15,6 +15,7 @@ func init() {
 		opSumTo:           {plan: sumToCUDA},
 		opBroadcastTo:     {plan: broadcastToCUDA},
 	})
+	addCUDASource("broadcast", broadcastSrc)
 }
 
 // bcastGeo puts the bcastDims index space of shape and operands in n's
@@ -44,7 +45,7 @@ func bcastCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.kernel(broadcastKernels, "gt_bcast", n.size, b.out(), b.in(0), b.in(1), n.size, r, geo, op)
+		return b.kernel("gt_bcast", n.size, b.out(), b.in(0), b.in(1), n.size, r, geo, op)
 	}
 }
 
@@ -53,7 +54,7 @@ func sumToCUDA(b *devBuilder, n *Node) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.kernel(broadcastKernels, "gt_sum_to", n.size, b.out(), b.in(0), n.size, r, geo, b.doubles(n.factor))
+	return b.kernel("gt_sum_to", n.size, b.out(), b.in(0), n.size, r, geo, b.doubles(n.factor))
 }
 
 func broadcastToCUDA(b *devBuilder, n *Node) (func() error, error) {
@@ -61,19 +62,17 @@ func broadcastToCUDA(b *devBuilder, n *Node) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.kernel(broadcastKernels, "gt_broadcast_to", n.size, b.out(), b.in(0), n.size, r, geo, b.doubles(n.factor))
+	return b.kernel("gt_broadcast_to", n.size, b.out(), b.in(0), n.size, r, geo, b.doubles(n.factor))
 }
 
 func broadcastScalarCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(broadcastKernels, "gt_broadcast_scalar", n.size, b.out(), b.in(0), n.size, b.doubles(n.factor))
+	return b.kernel("gt_broadcast_scalar", n.size, b.out(), b.in(0), n.size, b.doubles(n.factor))
 }
 
 func broadcastAxisCUDA(b *devBuilder, n *Node) (func() error, error) {
 	_, d, inner := axisSplit(n.shape, n.axis)
-	return b.kernel(broadcastKernels, "gt_broadcast_axis", n.size, b.out(), b.in(0), n.size, d, inner, b.doubles(n.factor))
+	return b.kernel("gt_broadcast_axis", n.size, b.out(), b.in(0), n.size, d, inner, b.doubles(n.factor))
 }
-
-var broadcastKernels = cudaSource{"broadcast", broadcastSrc}
 
 // broadcastSrc holds the kernels of the broadcasting ops and the general
 // broadcast of the binary ops. A broadcast's geometry g is bcastDims' index

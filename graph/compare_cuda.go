@@ -13,6 +13,7 @@ func init() {
 		opEqual:        {plan: bcastCUDA(10)},
 		opWhere:        {plan: whereCUDA},
 	})
+	addCUDASource("compare", compareSrc)
 }
 
 func whereCUDA(b *devBuilder, n *Node) (func() error, error) {
@@ -20,10 +21,8 @@ func whereCUDA(b *devBuilder, n *Node) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.kernel(compareKernels, "gt_where", n.size, b.out(), b.in(0), b.in(1), b.in(2), n.size, r, geo)
+	return b.kernel("gt_where", n.size, b.out(), b.in(0), b.in(1), b.in(2), n.size, r, geo)
 }
-
-var compareKernels = cudaSource{"compare", compareSrc}
 
 // compareSrc holds the kernels of Where, one thread per output element; the
 // comparisons, max and min run broadcastSrc's gt_bcast.

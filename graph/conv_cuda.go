@@ -8,9 +8,10 @@ import (
 
 func init() {
 	defineCUDA(map[opKind]*cudaKernel{
-		opIm2Col: {plan: windowCUDA(convKernels, "gt_im2col")},
-		opCol2Im: {plan: windowCUDA(convKernels, "gt_col2im")},
+		opIm2Col: {plan: windowCUDA("gt_im2col")},
+		opCol2Im: {plan: windowCUDA("gt_col2im")},
 	})
+	addCUDASource("conv", convSrc)
 }
 
 // cudaBuild reports whether this build has NVIDIA devices; Conv2D builds
@@ -19,10 +20,10 @@ func init() {
 const cudaBuild = true
 
 // windowCUDA is im2col, col2im and the average pool and its gradient
-// (kernel name of src): one thread per output element.
-func windowCUDA(src cudaSource, name string) func(b *devBuilder, n *Node) (func() error, error) {
+// (kernel name): one thread per output element.
+func windowCUDA(name string) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
-		return b.kernel(src, name, n.size, b.out(), b.in(0), n.size, b.window(n.win))
+		return b.kernel(name, n.size, b.out(), b.in(0), n.size, b.window(n.win))
 	}
 }
 
@@ -31,8 +32,6 @@ func windowCUDA(src cudaSource, name string) func(b *devBuilder, n *Node) (func(
 func (b *devBuilder) window(w *window) gpu.Ptr {
 	return b.ints(w.b, w.h, w.w, w.c, w.kh, w.kw, w.sh, w.sw, w.padT, w.padL, w.oh, w.ow, w.dh, w.dw)
 }
-
-var convKernels = cudaSource{"conv", convSrc}
 
 // convSrc holds the kernels of im2col and col2im, one thread per output
 // element. A window's geometry g is {b, h, w, c, kh, kw, sh, sw, padT, padL,

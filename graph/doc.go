@@ -106,7 +106,7 @@
 // device (package gpu): every buffer lives on the device in one
 // allocation, Run enqueues each step on the program's stream (matrix
 // products through cuBLAS, the other ops as CUDA C kernels that NVRTC
-// compiles at first use, once per device and source), Feed copies to the
+// compiles at first use, one module per device and dtype), Feed copies to the
 // device, and Value and Scalar wait and copy back. Every op's CUDA kernel
 // sits beside its CPU kernel in one op table, and computes what the CPU
 // kernel computes in the same order and precision: results agree bit for

@@ -6,15 +6,14 @@ func init() {
 	defineCUDA(map[opKind]*cudaKernel{
 		opDropoutMask: {plan: dropoutMaskCUDA},
 	})
+	addCUDASource("dropout", dropoutSrc)
 }
 
 func dropoutMaskCUDA(b *devBuilder, n *Node) (func() error, error) {
 	thr := uint64(n.rate * (1 << 53))
 	keep := b.doubles(1 / (1 - n.rate))
-	return b.kernel(dropoutKernels, "gt_dropout_mask", n.size, b.out(), b.in(0), n.size, thr, n.seed, n.stream, keep)
+	return b.kernel("gt_dropout_mask", n.size, b.out(), b.in(0), n.size, thr, n.seed, n.stream, keep)
 }
-
-var dropoutKernels = cudaSource{"dropout", dropoutSrc}
 
 // dropoutSrc holds the kernels of the dropout mask, one thread per element.
 const dropoutSrc = `

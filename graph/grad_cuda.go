@@ -8,18 +8,19 @@ func init() {
 		opCopy: {plan: copyCUDA},
 		opFill: {plan: fillCUDA},
 	})
+	addCUDASource("grad", gradSrc)
 }
 
 // addNCUDA is addNKernel: a copy of the first input, then each other added
 // in turn, so the sums round as the CPU's do.
 func addNCUDA(b *devBuilder, n *Node) (func() error, error) {
-	first, err := b.kernel(gradKernels, "gt_copy", n.size, b.out(), b.in(0), n.size)
+	first, err := b.kernel("gt_copy", n.size, b.out(), b.in(0), n.size)
 	if err != nil {
 		return nil, err
 	}
 	fs := []func() error{first}
 	for i := 1; i < len(n.in); i++ {
-		f, err := b.kernel(gradKernels, "gt_acc", n.size, b.out(), b.in(i), n.size)
+		f, err := b.kernel("gt_acc", n.size, b.out(), b.in(i), n.size)
 		if err != nil {
 			return nil, err
 		}
@@ -29,14 +30,12 @@ func addNCUDA(b *devBuilder, n *Node) (func() error, error) {
 }
 
 func copyCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(gradKernels, "gt_copy", n.size, b.out(), b.in(0), n.size)
+	return b.kernel("gt_copy", n.size, b.out(), b.in(0), n.size)
 }
 
 func fillCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(gradKernels, "gt_fill", n.size, b.out(), n.size, b.doubles(n.value))
+	return b.kernel("gt_fill", n.size, b.out(), n.size, b.doubles(n.value))
 }
-
-var gradKernels = cudaSource{"grad", gradSrc}
 
 // gradSrc holds the kernels of the ops Gradients builds itself, one thread
 // per element.

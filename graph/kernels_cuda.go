@@ -2,11 +2,12 @@
 
 package graph
 
-// The CUDA C sources of the ops' device kernels, in the kernel dialect of
+// The shared part of the ops' CUDA C kernels, in the kernel dialect of
 // package gpu (gpu.Prelude; parameters are pointers and long long only,
 // float scalars travel in a device buffer, one thread per element or row,
-// no shared memory). Each source is compiled once per dtype: cudaHeader,
-// with T defined as float or double, goes before it.
+// no shared memory). Each family's _cuda.go file holds its kernels' source;
+// a device compiles them all as one module per dtype (cudaModule), after
+// cudaHeader with T defined as float or double.
 //
 // Every kernel computes what its op's CPU kernel (in the op's family file)
 // computes, in the same order and precision, so that the two

@@ -12,42 +12,41 @@ func init() {
 		opXentLabelGrad:   {plan: xentLabelGradCUDA},
 		opSigmoidXentGrad: {plan: sigmoidXentGradCUDA},
 	})
+	addCUDASource("loss", lossSrc)
 }
 
 func sparseXentCUDA(b *devBuilder, n *Node) (func() error, error) {
 	rows, c := n.in[1].shape[0], n.in[1].shape[1]
-	return b.kernel(lossKernels, "gt_sparse_xent", rows, b.out(), b.in(0), b.in(1), rows, c, b.check(n.in[0], c, true))
+	return b.kernel("gt_sparse_xent", rows, b.out(), b.in(0), b.in(1), rows, c, b.check(n.in[0], c, true))
 }
 
 func softmaxXentCUDA(b *devBuilder, n *Node) (func() error, error) {
 	rows, c := n.in[1].shape[0], n.in[1].shape[1]
-	return b.kernel(lossKernels, "gt_softmax_xent", rows, b.out(), b.in(0), b.in(1), rows, c)
+	return b.kernel("gt_softmax_xent", rows, b.out(), b.in(0), b.in(1), rows, c)
 }
 
 func sigmoidXentCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(lossKernels, "gt_sigmoid_xent", n.size, b.out(), b.in(0), b.in(1), n.size)
+	return b.kernel("gt_sigmoid_xent", n.size, b.out(), b.in(0), b.in(1), n.size)
 }
 
 func sparseXentGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	rows, c := n.shape[0], n.shape[1]
-	return b.kernel(lossKernels, "gt_sparse_xent_grad", rows, b.out(), b.in(0), b.in(1), b.in(2), rows, c, b.check(n.in[0], c, true))
+	return b.kernel("gt_sparse_xent_grad", rows, b.out(), b.in(0), b.in(1), b.in(2), rows, c, b.check(n.in[0], c, true))
 }
 
 func softmaxXentGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	rows, c := n.shape[0], n.shape[1]
-	return b.kernel(lossKernels, "gt_softmax_xent_grad", rows, b.out(), b.in(0), b.in(1), b.in(2), rows, c)
+	return b.kernel("gt_softmax_xent_grad", rows, b.out(), b.in(0), b.in(1), b.in(2), rows, c)
 }
 
 func xentLabelGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	rows, c := n.shape[0], n.shape[1]
-	return b.kernel(lossKernels, "gt_xent_label_grad", rows, b.out(), b.in(0), b.in(1), rows, c)
+	return b.kernel("gt_xent_label_grad", rows, b.out(), b.in(0), b.in(1), rows, c)
 }
 
 func sigmoidXentGradCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(lossKernels, "gt_sigmoid_xent_grad", n.size, b.out(), b.in(0), b.in(1), b.in(2), n.size)
+	return b.kernel("gt_sigmoid_xent_grad", n.size, b.out(), b.in(0), b.in(1), b.in(2), n.size)
 }
-
-var lossKernels = cudaSource{"loss", lossSrc}
 
 // lossSrc holds the kernels of the cross-entropies: the sigmoid's one thread
 // per element, the softmax's one per row of c.

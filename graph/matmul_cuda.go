@@ -16,6 +16,7 @@ func init() {
 		opDense:       {plan: denseCUDA},
 		opBatchMatMul: {plan: batchMatMulCUDA, words: batchMatMulWords},
 	})
+	addCUDASource("matmul", matmulSrc)
 }
 
 func batchMatMulWords(n *Node) int { return 3 * sizeOf(n.shape[:len(n.shape)-2]) }
@@ -88,7 +89,7 @@ func denseCUDA(b *devBuilder, n *Node) (func() error, error) {
 	} else if n.act == Linear {
 		return mm, nil
 	}
-	ba, err := b.kernel(matmulKernels, "gt_bias_act", n.size, b.out(), bias, n.size, nn, int(n.act))
+	ba, err := b.kernel("gt_bias_act", n.size, b.out(), bias, n.size, nn, int(n.act))
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +116,6 @@ func (b *devBuilder) gemm(transA, transB bool, m, n, k int, a gpu.Ptr, lda int, 
 	}
 	return func() error { return h.Gemm64(transA, transB, m, n, k, 1, a, lda, bm, ldb, 0, c, ldc) }, nil
 }
-
-var matmulKernels = cudaSource{"matmul", matmulSrc}
 
 // matmulSrc holds the kernels of a dense layer's epilogue after its gemm,
 // one thread per element.

@@ -4,7 +4,11 @@ package graph
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
+	"sync"
 
 	"github.com/gotrain/gotrain/gpu"
 )
@@ -22,9 +26,30 @@ type cudaKernel struct {
 	words func(n *Node) int
 }
 
-// cudaSource is one CUDA C source of kernels_cuda.go with the name NVRTC's
-// errors give it.
-type cudaSource struct{ name, text string }
+// cudaSources holds each family's CUDA C source by family name, as its
+// _cuda.go twin adds it (addCUDASource). A device compiles them as one
+// module per dtype, after cudaHeader (kernels_cuda.go), at its first
+// kernel: one NVRTC call, however many families a program uses.
+var cudaSources = map[string]string{}
+
+// addCUDASource adds a family's CUDA C source to the module.
+// It panics if the family has one already.
+func addCUDASource(family, text string) {
+	if _, ok := cudaSources[family]; ok {
+		panic("graph: two CUDA sources for " + family)
+	}
+	cudaSources[family] = text
+}
+
+// cudaModule is every family's source, in the order of their names, read
+// once the package's init functions have added them.
+var cudaModule = sync.OnceValue(func() string {
+	var b strings.Builder
+	for _, f := range slices.Sorted(maps.Keys(cudaSources)) {
+		b.WriteString(cudaSources[f])
+	}
+	return b.String()
+})
 
 // defineCUDA attaches the CUDA kernels of a family's ops to their entries
 // in ops.
@@ -82,13 +107,13 @@ func (b *devBuilder) check(ids *Node, bound int, label bool) gpu.Ptr {
 	return b.flag
 }
 
-// kernel returns a launch of kernel name from src over threads threads
-// (none when threads is 0) with args, compiling src on first use.
-func (b *devBuilder) kernel(src cudaSource, name string, threads int, args ...any) (func() error, error) {
+// kernel returns a launch of kernel name over threads threads (none when
+// threads is 0) with args, compiling the module of cudaModule on first use.
+func (b *devBuilder) kernel(name string, threads int, args ...any) (func() error, error) {
 	if threads == 0 {
 		return func() error { return nil }, nil
 	}
-	mod, err := loadModule(b.d.dev, b.d.p.dt, src.name, src.text)
+	mod, err := loadModule(b.d.dev, b.d.p.dt, "ops", cudaModule())
 	if err != nil {
 		return nil, err
 	}

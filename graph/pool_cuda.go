@@ -6,20 +6,19 @@ func init() {
 	defineCUDA(map[opKind]*cudaKernel{
 		opMaxPool:     {plan: maxPoolCUDA, aux: true},
 		opMaxPoolGrad: {plan: maxPoolGradCUDA},
-		opAvgPool:     {plan: windowCUDA(poolKernels, "gt_avg_pool")},
-		opAvgPoolGrad: {plan: windowCUDA(poolKernels, "gt_avg_pool_grad")},
+		opAvgPool:     {plan: windowCUDA("gt_avg_pool")},
+		opAvgPoolGrad: {plan: windowCUDA("gt_avg_pool_grad")},
 	})
+	addCUDASource("pool", poolSrc)
 }
 
 func maxPoolCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(poolKernels, "gt_max_pool", n.size, b.out(), b.auxOf(n), b.in(0), n.size, b.window(n.win))
+	return b.kernel("gt_max_pool", n.size, b.out(), b.auxOf(n), b.in(0), n.size, b.window(n.win))
 }
 
 func maxPoolGradCUDA(b *devBuilder, n *Node) (func() error, error) {
-	return b.kernel(poolKernels, "gt_max_pool_grad", n.size, b.out(), b.auxOf(n.in[0]), b.in(1), n.size, b.window(n.win))
+	return b.kernel("gt_max_pool_grad", n.size, b.out(), b.auxOf(n.in[0]), b.in(1), n.size, b.window(n.win))
 }
-
-var poolKernels = cudaSource{"pool", poolSrc}
 
 // poolSrc holds the kernels of the pooling ops and their gradients, one
 // thread per output element, the window's geometry as convSrc reads it.

@@ -14,6 +14,7 @@ func init() {
 		opMaskedSumGradX:  {plan: maskedSumGradXCUDA},
 		opMaskedSumGradW:  {plan: maskedSumGradWCUDA},
 	})
+	addCUDASource("reduce", reduceSrc)
 }
 
 func sumCUDA(mean bool) func(b *devBuilder, n *Node) (func() error, error) {
@@ -23,34 +24,34 @@ func sumCUDA(mean bool) func(b *devBuilder, n *Node) (func() error, error) {
 		if mean && x > 0 {
 			f = 1 / float64(x)
 		}
-		return b.kernel(reduceKernels, "gt_sum", 1, b.out(), b.in(0), x, b.doubles(f))
+		return b.kernel("gt_sum", 1, b.out(), b.in(0), x, b.doubles(f))
 	}
 }
 
 func sumAxisCUDA(b *devBuilder, n *Node) (func() error, error) {
 	_, d, inner := axisSplit(n.in[0].shape, n.axis)
-	return b.kernel(reduceKernels, "gt_sum_axis", n.size, b.out(), b.in(0), n.size, d, inner, b.doubles(n.factor))
+	return b.kernel("gt_sum_axis", n.size, b.out(), b.in(0), n.size, d, inner, b.doubles(n.factor))
 }
 
 // extremeAxisCUDA is extremeAxisKernel: 0 max, 1 min.
 func extremeAxisCUDA(op int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		_, d, inner := axisSplit(n.in[0].shape, n.axis)
-		return b.kernel(reduceKernels, "gt_extreme_axis", n.size, b.out(), b.in(0), n.size, d, inner, op)
+		return b.kernel("gt_extreme_axis", n.size, b.out(), b.in(0), n.size, d, inner, op)
 	}
 }
 
 func extremeAxisGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	outer, d, inner := axisSplit(n.shape, n.axis)
-	return b.kernel(reduceKernels, "gt_extreme_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), b.in(2), outer*inner, d, inner)
+	return b.kernel("gt_extreme_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), b.in(2), outer*inner, d, inner)
 }
 
 func maskedSumCUDA(b *devBuilder, n *Node) (func() error, error) {
 	c, rows := n.shape[0], n.in[1].size
 	if c == 0 || rows == 0 {
-		return b.kernel(gradKernels, "gt_fill", n.size, b.out(), n.size, b.doubles(0))
+		return b.kernel("gt_fill", n.size, b.out(), n.size, b.doubles(0))
 	}
-	return b.kernel(reduceKernels, "gt_masked_sum", c, b.out(), b.in(0), b.in(1), c, n.in[0].size/rows, rows)
+	return b.kernel("gt_masked_sum", c, b.out(), b.in(0), b.in(1), c, n.in[0].size/rows, rows)
 }
 
 func maskedSumGradXCUDA(b *devBuilder, n *Node) (func() error, error) {
@@ -58,7 +59,7 @@ func maskedSumGradXCUDA(b *devBuilder, n *Node) (func() error, error) {
 	if c == 0 || rows == 0 {
 		return func() error { return nil }, nil
 	}
-	return b.kernel(reduceKernels, "gt_masked_sum_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size, c, n.size/rows)
+	return b.kernel("gt_masked_sum_grad_x", n.size, b.out(), b.in(0), b.in(1), n.size, c, n.size/rows)
 }
 
 func maskedSumGradWCUDA(b *devBuilder, n *Node) (func() error, error) {
@@ -67,10 +68,8 @@ func maskedSumGradWCUDA(b *devBuilder, n *Node) (func() error, error) {
 	if rows > 0 {
 		per = n.in[0].size / rows
 	}
-	return b.kernel(reduceKernels, "gt_masked_sum_grad_w", rows, b.out(), b.in(0), b.in(1), rows, max(c, 1), per)
+	return b.kernel("gt_masked_sum_grad_w", rows, b.out(), b.in(0), b.in(1), rows, max(c, 1), per)
 }
-
-var reduceKernels = cudaSource{"reduce", reduceSrc}
 
 // reduceSrc holds the kernels of the reductions: to a scalar, over an axis,
 // the extremes along an axis and over masked rows.

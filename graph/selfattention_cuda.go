@@ -53,13 +53,13 @@ func (b *devBuilder) rowSoftmax(s selfAttnGeo, y *Node) (func() error, error) {
 	args = append(args, b.out(), rows)
 	switch {
 	case b.n.causal && y == nil:
-		return b.kernel(attentionKernels, "gt_causal_softmax", rows, append(args, s.t, s.t)...)
+		return b.kernel("gt_causal_softmax", rows, append(args, s.t, s.t)...)
 	case b.n.causal:
-		return b.kernel(attentionKernels, "gt_causal_softmax_grad", rows, append(args, s.t, s.t)...)
+		return b.kernel("gt_causal_softmax_grad", rows, append(args, s.t, s.t)...)
 	case y == nil:
-		return b.kernel(softmaxKernels, "gt_softmax", rows, append(args, s.t, 0)...)
+		return b.kernel("gt_softmax", rows, append(args, s.t, 0)...)
 	}
-	return b.kernel(softmaxKernels, "gt_softmax_grad", rows, append(args, s.t)...)
+	return b.kernel("gt_softmax_grad", rows, append(args, s.t)...)
 }
 
 func selfAttnWeightsCUDA(b *devBuilder, n *Node) (func() error, error) {

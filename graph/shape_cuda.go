@@ -17,29 +17,28 @@ func init() {
 		opSliceGrad: {plan: sliceGradCUDA},
 		opConcat:    {plan: concatCUDA},
 	})
+	addCUDASource("shape", shapeSrc)
 }
-
-var shapeKernels = cudaSource{"shape", shapeSrc}
 
 func transposeWords(n *Node) int { return 2 * len(n.shape) }
 
 func transposeCUDA(b *devBuilder, n *Node) (func() error, error) {
 	dims, strides := transposePlan(n.in[0].shape, n.perm)
 	plan := b.ints(slices.Concat(dims, strides)...)
-	return b.kernel(shapeKernels, "gt_transpose", n.size, b.out(), b.in(0), n.size, len(dims), plan)
+	return b.kernel("gt_transpose", n.size, b.out(), b.in(0), n.size, len(dims), plan)
 }
 
 func sliceCUDA(b *devBuilder, n *Node) (func() error, error) {
 	_, d, inner := axisSplit(n.shape, n.axis)
 	ds := n.in[0].shape[n.axis]
-	return b.kernel(shapeKernels, "gt_axis_copy", n.size, b.out(), b.in(0), n.size, d, inner, ds, n.from, d, 0)
+	return b.kernel("gt_axis_copy", n.size, b.out(), b.in(0), n.size, d, inner, ds, n.from, d, 0)
 }
 
 func sliceGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	_, dd, inner := axisSplit(n.shape, n.axis)
 	dy := n.in[0]
 	d := dy.shape[n.axis]
-	place, err := b.kernel(shapeKernels, "gt_axis_copy", dy.size, b.out(), b.in(0), dy.size, d, inner, d, 0, dd, n.from)
+	place, err := b.kernel("gt_axis_copy", dy.size, b.out(), b.in(0), dy.size, d, inner, d, 0, dd, n.from)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +60,7 @@ func concatCUDA(b *devBuilder, n *Node) (func() error, error) {
 	from := 0
 	for i, x := range n.in {
 		d := x.shape[n.axis]
-		f, err := b.kernel(shapeKernels, "gt_axis_copy", x.size, b.out(), b.in(i), x.size, d, inner, d, 0, dd, from)
+		f, err := b.kernel("gt_axis_copy", x.size, b.out(), b.in(i), x.size, d, inner, d, 0, dd, from)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ func init() {
 		opSoftmaxAxisGrad:    {plan: softmaxAxisGradCUDA(0)},
 		opLogSoftmaxAxisGrad: {plan: softmaxAxisGradCUDA(1)},
 	})
+	addCUDASource("softmax", softmaxSrc)
 }
 
 func softmaxCUDA(log bool) func(b *devBuilder, n *Node) (func() error, error) {
@@ -25,7 +26,7 @@ func softmaxCUDA(log bool) func(b *devBuilder, n *Node) (func() error, error) {
 		if log {
 			lg = 1
 		}
-		return b.kernel(softmaxKernels, "gt_softmax", n.size/c, b.out(), b.in(0), n.size/c, c, lg)
+		return b.kernel("gt_softmax", n.size/c, b.out(), b.in(0), n.size/c, c, lg)
 	}
 }
 
@@ -35,7 +36,7 @@ func softmaxGradCUDA(name string) func(b *devBuilder, n *Node) (func() error, er
 		if c == 0 {
 			return func() error { return nil }, nil
 		}
-		return b.kernel(softmaxKernels, name, n.size/c, b.out(), b.in(0), b.in(1), n.size/c, c)
+		return b.kernel(name, n.size/c, b.out(), b.in(0), b.in(1), n.size/c, c)
 	}
 }
 
@@ -43,7 +44,7 @@ func softmaxGradCUDA(name string) func(b *devBuilder, n *Node) (func() error, er
 func softmaxAxisCUDA(log int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		outer, d, inner := axisSplit(n.shape, n.axis)
-		return b.kernel(softmaxKernels, "gt_softmax_axis", outer*inner, b.out(), b.in(0), outer*inner, d, inner, log)
+		return b.kernel("gt_softmax_axis", outer*inner, b.out(), b.in(0), outer*inner, d, inner, log)
 	}
 }
 
@@ -51,11 +52,9 @@ func softmaxAxisCUDA(log int) func(b *devBuilder, n *Node) (func() error, error)
 func softmaxAxisGradCUDA(log int) func(b *devBuilder, n *Node) (func() error, error) {
 	return func(b *devBuilder, n *Node) (func() error, error) {
 		outer, d, inner := axisSplit(n.shape, n.axis)
-		return b.kernel(softmaxKernels, "gt_softmax_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), outer*inner, d, inner, log)
+		return b.kernel("gt_softmax_axis_grad", outer*inner, b.out(), b.in(0), b.in(1), outer*inner, d, inner, log)
 	}
 }
-
-var softmaxKernels = cudaSource{"softmax", softmaxSrc}
 
 // softmaxSrc holds the kernels of the softmax ops, over the last axis one
 // thread per row, over any axis one thread per output column.
