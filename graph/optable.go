@@ -2,10 +2,15 @@ package graph
 
 // opDef is everything the engine knows about one op kind: its name, where
 // its buffer comes from, its CPU kernel, its CUDA kernel, its gradient and
-// the facts other passes ask of it. Each op has one entry in ops, so adding
-// an op, or a device for it, is one place to fill in instead of one switch
-// per concern, and TestOpTable fails when an entry is left incomplete
-// (issue 13: an op must not exist on one device only by accident).
+// the facts other passes ask of it. Each op has one entry in ops, instead
+// of one switch per concern, and TestOpTable fails when an entry is left
+// incomplete (issue 13: an op must not exist on one device only by
+// accident).
+//
+// An op lives in the file of its family (arith.go, reduce.go, conv.go, ...):
+// its kind, its entry, its builder, CPU kernel and gradient. The family's
+// _cuda.go twin holds its CUDA plan, its entry's cuda field and its CUDA C.
+// Adding an op touches those two files.
 type opDef struct {
 	// name is the op's name in node names and errors ("matmul").
 	name string
