@@ -6,6 +6,21 @@ import (
 	"slices"
 )
 
+// The causal mask and the causal softmax of Attention.
+var (
+	opCausalMask        = newOp() // the upper triangle (key after query) set to value
+	opCausalSoftmax     = newOp() // Softmax(CausalMask(x)), the masked keys not computed
+	opCausalSoftmaxGrad = newOp() // dx from causal_softmax output y and dy
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opCausalMask:        {name: "causal_mask", cpu: cpu(causalMaskKernel, causalMaskKernel), grad: causalMaskGrad},
+		opCausalSoftmax:     {name: "causal_softmax", cpu: cpu(causalSoftmaxKernel, causalSoftmaxKernel), grad: causalSoftmaxGrad},
+		opCausalSoftmaxGrad: {name: "causal_softmax_grad", cpu: cpu(causalSoftmaxGradKernel, causalSoftmaxGradKernel), backward: true},
+	})
+}
+
 // Attention returns scaled dot-product attention of queries q [..., tq, d]
 // over keys k [..., tk, d] and values v [..., tk, dv], usually
 // [batch, heads, time, d]:

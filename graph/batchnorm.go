@@ -21,6 +21,24 @@ import (
 // element-wise ops (batchNormComposed), which are also the reference the
 // fused ops are tested against.
 
+// The batch norm ops, which no device runs (hostOnly): cuda builds compose
+// batch norm of the element-wise ops.
+var (
+	opBatchNormSums     = newOp() // [2, c]: Σ w·x and Σ w·x² per channel
+	opBatchNorm         = newOp() // act(x̂·γ + β + residual)
+	opBatchNormGradSums = newOp() // [2, c]: Σ dz and Σ dz·x̂ per channel
+	opBatchNormGrad     = newOp() // dx from x, the statistics, γ, the mask, the all-reduced gradient sums and dy
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opBatchNormSums:     {name: "batch_norm_sums", cpu: cpu(batchNormSumsKernel, batchNormSumsKernel), stopsGradient: true, hostOnly: true},
+		opBatchNorm:         {name: "batch_norm", cpu: cpu(batchNormKernel, batchNormKernel), grad: batchNormGrad, hostOnly: true},
+		opBatchNormGradSums: {name: "batch_norm_grad_sums", cpu: cpu(batchNormGradSumsKernel, batchNormGradSumsKernel), backward: true, hostOnly: true},
+		opBatchNormGrad:     {name: "batch_norm_grad", cpu: cpu(batchNormGradKernel, batchNormGradKernel), backward: true, hostOnly: true},
+	})
+}
+
 // fusedBatchNorm reports whether BatchNormSums builds the fused op, which
 // BatchNorm then recognizes; tests turn it off to build the composition.
 var fusedBatchNorm = !cudaBuild
@@ -149,7 +167,7 @@ func batchNormComposed(x, sums, count, gamma, beta, residual *Node, eps float64,
 	scale := Div(gamma, Sqrt(Add(variance, x.g.Const(eps))))
 	y := Add(Mul(Sub(x, mean), scale), beta)
 	if residual != nil {
-		y = Add(y, residual)
+		y = AddSameShape(y, residual)
 	}
 	return Activate(y, act)
 }

@@ -5,6 +5,23 @@ import (
 	"slices"
 )
 
+// The broadcasting ops: a value stretched to a shape, and its adjoint sum.
+var (
+	opBroadcastScalar = newOp() // scalar to shape, times factor
+	opBroadcastAxis   = newOp() // insert axis, times factor
+	opSumTo           = newOp() // factor·Σ of x over the axes its output shape broadcasts along
+	opBroadcastTo     = newOp() // factor·x stretched to the output shape
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opBroadcastScalar: {name: "broadcast", cpu: cpu(broadcastScalarKernel, broadcastScalarKernel), grad: broadcastScalarGrad},
+		opBroadcastAxis:   {name: "broadcast_axis", cpu: cpu(broadcastAxisKernel, broadcastAxisKernel), grad: broadcastAxisGrad},
+		opSumTo:           {name: "sum_axes", cpu: cpu(sumToKernel, sumToKernel), grad: sumToGrad},
+		opBroadcastTo:     {name: "broadcast_to", cpu: cpu(broadcastToKernel, broadcastToKernel), grad: broadcastToGrad},
+	})
+}
+
 // broadcastShape returns the shape a and b broadcast to, by the rule in the
 // package doc: aligned from the right, each pair of dimensions equal or one
 // of them 1, the missing leading axes of the shorter shape taken as 1.
@@ -47,6 +64,18 @@ func dimFromRight(shape []int, k int) int {
 	}
 	return shape[len(shape)-1-k]
 }
+
+// bcast is how the operands of a binary elementwise op line up.
+type bcast int
+
+const (
+	bSame    bcast = iota // equal shapes
+	bScalarA              // a has one element
+	bScalarB              // b has one element
+	bVecA                 // a is a vector over the trailing axis of b
+	bVecB                 // b is a vector over the trailing axis of a
+	bGeneral              // any other shapes that broadcast (broadcast.go)
+)
 
 // bcastMode picks the loop of a binary op whose operands a and b broadcast
 // to out: the modes other than bGeneral keep the layouts that need no index
@@ -192,20 +221,17 @@ func (it *bcastIter) next() {
 	}
 }
 
-// bcastBinaryLoop is binaryLoop's bGeneral mode: out[e] = f(a[ia], b[ib]),
-// ia and ib the operands' elements broadcast to e.
-func bcastBinaryLoop[T Float](out, a, b []T, it *bcastIter, f func(a, b T) T) {
-	it.reset()
-	n, sa := it.inner(0)
-	_, sb := it.inner(1)
-	for o := 0; o < len(out); o += n {
-		ia, ib := it.offs[0], it.offs[1]
-		row := out[o : o+n]
-		for j := range row {
-			row[j] = f(a[ia+j*sa], b[ib+j*sb])
-		}
-		it.next()
-	}
+func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
+	out := dy.g.add(opBroadcastScalar, shape, dy)
+	out.factor = factor
+	return out
+}
+
+func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
+	out := dy.g.add(opBroadcastAxis, shape, dy)
+	out.axis = axis
+	out.factor = factor
+	return out
 }
 
 // reduceTo sums dy, shaped like a broadcast result, back to shape, the
@@ -243,9 +269,42 @@ func broadcastTo(x *Node, shape []int, factor float64) *Node {
 	return out
 }
 
+func broadcastScalarGrad(n, dy *Node) []*Node {
+	return []*Node{reduceTo(Scale(Sum(dy), n.factor), n.in[0].shape)}
+}
+
+func broadcastAxisGrad(n, dy *Node) []*Node {
+	return []*Node{Scale(SumAxis(dy, n.axis), n.factor)}
+}
+
 func sumToGrad(n, dy *Node) []*Node { return []*Node{broadcastTo(dy, n.in[0].shape, n.factor)} }
 
 func broadcastToGrad(n, dy *Node) []*Node { return []*Node{sumTo(dy, n.in[0].shape, n.factor)} }
+
+func broadcastScalarKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x, f := in[0], n.factor
+	return func() { fill(out, T(float64(x[0])*f)) }
+}
+
+func broadcastAxisKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	outer, d, inner := axisSplit(n.shape, n.axis)
+	f := T(n.factor)
+	return func() { broadcastAxisLoop(out, x, outer, d, inner, f) }
+}
+
+// broadcastAxisLoop is: out[o,k,i] = f · x[o,i].
+func broadcastAxisLoop[T Float](out, x []T, outer, d, inner int, f T) {
+	for o := 0; o < outer; o++ {
+		src := x[o*inner : (o+1)*inner]
+		for k := 0; k < d; k++ {
+			dst := out[(o*d+k)*inner : (o*d+k+1)*inner]
+			for i, v := range src {
+				dst[i] = f * v
+			}
+		}
+	}
+}
 
 // sumToKernel is: out[j] = T(factor · Σ x[i]) over the elements i of x that
 // broadcast from out[j], accumulated in float64 in increasing i.

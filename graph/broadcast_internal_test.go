@@ -37,8 +37,8 @@ func TestBcastDims(t *testing.T) {
 	}
 }
 
-// TestBcastMode checks that the layouts binaryLoop handles without index
-// arithmetic keep their modes, so the MLP's bias and loss ops stay on them.
+// TestBcastMode checks that the layouts arithKernel and gt_binary handle
+// without index arithmetic keep their modes, so the MLP's bias and loss ops stay on them.
 func TestBcastMode(t *testing.T) {
 	for _, c := range []struct {
 		a, b []int
@@ -62,8 +62,8 @@ func TestBcastMode(t *testing.T) {
 }
 
 // TestArithKernelMatchesGeneralLoop checks the vector paths of Add, Sub,
-// Mul and Div against the per-element loops they replaced (binaryLoop,
-// bcastBinaryLoop), bit for bit, for both dtypes and every layout: equal
+// Mul and Div, and binaryKernel's per-element path, against a naive loop
+// over broadcast indices (naiveBinary), bit for bit, for both dtypes and every layout: equal
 // shapes, scalars, a vector along the last axis on either side (a bias, a
 // batch norm's [C] against [N,H,W,C]), a per-row column ([N,C] with [N,1])
 // on either side, and strided runs; with signed zeros, infinities, NaN and
@@ -123,17 +123,42 @@ func testArithKernel[T Float](t *testing.T) {
 				a, b := values(s.a), values(s.b)
 				got, want := make([]T, n.size), make([]T, n.size)
 				arithKernel(n, [][]T{a, b}, got, op.op, op.f)()
-				if n.mode == bGeneral {
-					bcastBinaryLoop(want, a, b, newBcastIter(n.shape, s.a, s.b), op.f)
-				} else {
-					binaryLoop(want, a, b, len(a), len(b), n.mode, op.f)
+				naiveBinary(want, n.shape, a, s.a, b, s.b, op.f)
+				perElem := make([]T, n.size)
+				binaryKernel(n, [][]T{a, b}, perElem, op.f)()
+				for i := range want {
+					if math.Float64bits(float64(perElem[i])) != math.Float64bits(float64(want[i])) {
+						t.Fatalf("binaryKernel: [%d] = %v, naive loop %v", i, perElem[i], want[i])
+					}
 				}
 				for i := range want {
 					if math.Float64bits(float64(got[i])) != math.Float64bits(float64(want[i])) {
-						t.Fatalf("[%d] = %v, general loop %v", i, got[i], want[i])
+						t.Fatalf("arithKernel: [%d] = %v, naive loop %v", i, got[i], want[i])
 					}
 				}
 			})
 		}
+	}
+}
+
+// naiveBinary is out[e] = f(a[ia], b[ib]) with ia and ib found from e's
+// index in shape by NumPy's rule, one element at a time.
+func naiveBinary[T Float](out []T, shape []int, a []T, sa []int, b []T, sb []int, f func(a, b T) T) {
+	at := func(e int, s []int) int {
+		i, stride := 0, 1
+		for k := len(shape) - 1; k >= 0; k-- {
+			x := e % shape[k]
+			e /= shape[k]
+			if j := k - (len(shape) - len(s)); j >= 0 {
+				if s[j] != 1 {
+					i += x * stride
+				}
+				stride *= s[j]
+			}
+		}
+		return i
+	}
+	for e := range out {
+		out[e] = f(a[at(e, sa)], b[at(e, sb)])
 	}
 }

@@ -2,6 +2,31 @@ package graph
 
 import "fmt"
 
+// The element-wise extremes, comparisons and selection, broadcasting.
+var (
+	opMaxElem      = newOp() // max(a, b), broadcasting
+	opMinElem      = newOp() // min(a, b), broadcasting
+	opGreater      = newOp() // a > b as 0 or 1, broadcasting
+	opGreaterEqual = newOp() // a >= b
+	opLess         = newOp() // a < b
+	opLessEqual    = newOp() // a <= b
+	opEqual        = newOp() // a == b
+	opWhere        = newOp() // cond ≠ 0 ? a : b, broadcasting among the three
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opMaxElem:      {name: "maximum", cpu: cpu(maxElemKernel, maxElemKernel), grad: maxElemGrad},
+		opMinElem:      {name: "minimum", cpu: cpu(minElemKernel, minElemKernel), grad: minElemGrad},
+		opGreater:      {name: "greater", cpu: cpu(greaterKernel, greaterKernel), stopsGradient: true},
+		opGreaterEqual: {name: "greater_equal", cpu: cpu(greaterEqualKernel, greaterEqualKernel), stopsGradient: true},
+		opLess:         {name: "less", cpu: cpu(lessKernel, lessKernel), stopsGradient: true},
+		opLessEqual:    {name: "less_equal", cpu: cpu(lessEqualKernel, lessEqualKernel), stopsGradient: true},
+		opEqual:        {name: "equal", cpu: cpu(equalKernel, equalKernel), stopsGradient: true},
+		opWhere:        {name: "where", cpu: cpu(whereKernel, whereKernel), grad: whereGrad},
+	})
+}
+
 // Maximum returns max(a, b) elementwise, broadcasting as Add does; NaN
 // wins, as with Go's max. The gradient goes to a where a ≥ b and to b
 // elsewhere, so ties send all of it to a.

@@ -1,9 +1,273 @@
 package graph
 
 import (
+	"fmt"
+
 	"github.com/gotrain/gotrain/internal/blas"
 	"github.com/gotrain/gotrain/internal/dnnl"
+	"github.com/gotrain/gotrain/internal/loops"
 )
+
+// The convolution ops: im2col and col2im around a gemm, and the oneDNN
+// convolutions, which no device runs (hostOnly).
+var (
+	opIm2Col         = newOp() // conv patches [b·oh·ow, kh·kw·c]
+	opCol2Im         = newOp() // Im2Col's gradient: patches summed back to the image
+	opConv           = newOp() // act(x ⋆ w + b), act Linear or ReLU
+	opConvGradInput  = newOp() // dx from dy and w
+	opConvGradFilter = newOp() // dw from x and dy
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opIm2Col:         {name: "im2col", cpu: cpu(windowKernel(im2col[float32]), windowKernel(im2col[float64])), grad: im2colGrad},
+		opCol2Im:         {name: "col2im", cpu: cpu(windowKernel(col2im[float32]), windowKernel(col2im[float64])), backward: true},
+		opConv:           {name: "conv2d", cpu: cpu(convKernel, convKernel), grad: convGrad, hostOnly: true},
+		opConvGradInput:  {name: "conv2d_input_grad", cpu: cpu(convGradInputKernel, convGradInputKernel), backward: true, hostOnly: true},
+		opConvGradFilter: {name: "conv2d_filter_grad", cpu: cpu(convGradFilterKernel, convGradFilterKernel), backward: true, hostOnly: true},
+	})
+}
+
+// Padding selects how Conv2D and the pooling ops treat the image border.
+type Padding int
+
+const (
+	// Valid uses only the windows that fit inside the image:
+	// out = ⌊(in-k)/s⌋ + 1.
+	Valid Padding = iota
+	// Same pads the border so that out = ⌈in/s⌉, split as TensorFlow splits
+	// it: the total padding is max((out-1)·s + k - in, 0) with k the
+	// dilated window, and the odd row or column goes at the bottom or
+	// right. Conv2D pads with zeros; MaxPool2D leaves padding out of the
+	// max and AvgPool2D out of the mean (it divides by the pixels inside).
+	Same
+	// Causal pads before the image only: (k-1)·d rows above and columns to
+	// the left, none after, so that out = ⌈in/s⌉ and output t sees inputs at
+	// t·s and before (Keras's Conv1D padding="causal", here on both axes).
+	Causal
+)
+
+// String returns "valid", "same" or "causal".
+func (p Padding) String() string {
+	switch p {
+	case Valid:
+		return "valid"
+	case Same:
+		return "same"
+	case Causal:
+		return "causal"
+	}
+	return fmt.Sprintf("Padding(%d)", int(p))
+}
+
+// window is the geometry of a sliding window over an NHWC image, fixed when
+// the op is built. Immutable.
+type window struct {
+	b, h, w, c int // input batch, height, width, channels
+	kh, kw     int // window
+	sh, sw     int // strides
+	dh, dw     int // dilations: the window's taps are dh rows, dw columns apart
+	padT, padL int // rows above and columns left of the image
+	oh, ow     int // output height and width
+}
+
+func newWindow(g *Graph, op string, shape []int, kh, kw, sh, sw, dh, dw int, pad Padding) *window {
+	if len(shape) != 4 {
+		panic(shapeErr(g, op, fmt.Sprintf("want an NHWC input [batch, height, width, channels], got %v", shape)))
+	}
+	if kh < 1 || kw < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1 {
+		panic(shapeErr(g, op, fmt.Sprintf("want window, strides and dilations ≥ 1, got window %dx%d, strides %dx%d, dilations %dx%d", kh, kw, sh, sw, dh, dw)))
+	}
+	w := &window{b: shape[0], h: shape[1], w: shape[2], c: shape[3], kh: kh, kw: kw, sh: sh, sw: sw, dh: dh, dw: dw}
+	// The span a dilated window covers: k taps d apart.
+	eh, ew := (kh-1)*dh+1, (kw-1)*dw+1
+	switch pad {
+	case Valid:
+		if w.h < eh || w.w < ew {
+			panic(shapeErr(g, op, fmt.Sprintf("want an image of at least %dx%d for valid padding, got %dx%d", eh, ew, w.h, w.w)))
+		}
+		w.oh, w.ow = (w.h-eh)/sh+1, (w.w-ew)/sw+1
+	case Same:
+		w.oh, w.ow = (w.h+sh-1)/sh, (w.w+sw-1)/sw
+		w.padT = max((w.oh-1)*sh+eh-w.h, 0) / 2
+		w.padL = max((w.ow-1)*sw+ew-w.w, 0) / 2
+	case Causal:
+		w.oh, w.ow = (w.h+sh-1)/sh, (w.w+sw-1)/sw
+		w.padT, w.padL = eh-1, ew-1
+	default:
+		panic(shapeErr(g, op, fmt.Sprintf("want padding Valid, Same or Causal, got %v", pad)))
+	}
+	return w
+}
+
+// Conv2D returns the 2-D convolution (cross-correlation, as in TensorFlow) of
+// the NHWC image x [b,h,w,cin] with kernel w [kh,kw,cin,cout], plus bias b
+// [cout] (nil for none), through act: shape [b,oh,ow,cout]. In a float32
+// graph of a build with oneDNN it is one conv2d node run by oneDNN, its
+// gradients two more (conv.go). Otherwise it is computed as im2col patches
+// [b·oh·ow, kh·kw·cin] times the kernel as a matrix (one gemm, bias and
+// activation fused as in Dense); its gradient is two gemms and a col2im. A
+// 1x1 kernel with stride 1 skips im2col.
+// It panics with an error wrapping ErrShape if the shapes, strides or
+// padding do not fit.
+func Conv2D(x, w, b *Node, strideH, strideW int, pad Padding, act Activation) *Node {
+	return Conv2DDilated(x, w, b, strideH, strideW, 1, 1, pad, act)
+}
+
+// Conv2DDilated is Conv2D with the kernel's taps dilationH rows and
+// dilationW columns apart (atrous convolution, TensorFlow's dilation_rate):
+// a kh x kw kernel covers (kh-1)·dilationH+1 rows and (kw-1)·dilationW+1
+// columns, and padding and output size count that span. Dilations of 1 are
+// Conv2D.
+// It panics with an error wrapping ErrShape if the shapes, strides,
+// dilations or padding do not fit.
+func Conv2DDilated(x, w, b *Node, strideH, strideW, dilationH, dilationW int, pad Padding, act Activation) *Node {
+	const op = "conv2d"
+	ns := []*Node{x, w}
+	if b != nil {
+		ns = append(ns, b)
+	}
+	g := graphOf(op, ns...)
+	if len(w.shape) != 4 {
+		panic(shapeErr(g, op, fmt.Sprintf("want a kernel [height, width, in, out], got %v", w.shape)))
+	}
+	if pad == Valid && len(x.shape) == 4 && dilationH >= 1 && dilationW >= 1 &&
+		(x.shape[1] < (w.shape[0]-1)*dilationH+1 || x.shape[2] < (w.shape[1]-1)*dilationW+1) {
+		panic(shapeErr(g, op, fmt.Sprintf("want an input at least as large as kernel %v (dilations %dx%d) for valid padding, got input %v",
+			w.shape, dilationH, dilationW, x.shape)))
+	}
+	win := newWindow(g, op, x.shape, w.shape[0], w.shape[1], strideH, strideW, dilationH, dilationW, pad)
+	if w.shape[2] != win.c {
+		panic(shapeErr(g, op, fmt.Sprintf("want an input of %d channels for kernel %v, got input %v", w.shape[2], w.shape, x.shape)))
+	}
+	cout := w.shape[3]
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != cout) {
+		panic(shapeErr(g, op, fmt.Sprintf("want a bias [%d] for kernel %v, got %v", cout, w.shape, b.shape)))
+	}
+	if g.dt == Float32 && convOneDNN {
+		return conv(g, x, w, b, win, act)
+	}
+	k := win.kh * win.kw * win.c
+	var cols *Node
+	if win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 {
+		cols = Reshape(x, win.b*win.h*win.w, win.c)
+	} else {
+		cols = g.add(opIm2Col, []int{win.b * win.oh * win.ow, k}, x)
+		cols.win = win
+	}
+	y := Dense(cols, Reshape(w, k, cout), b, act)
+	return Reshape(y, win.b, win.oh, win.ow, cout)
+}
+
+func im2colGrad(n, dy *Node) []*Node {
+	d := n.g.add(opCol2Im, n.in[0].shape, dy)
+	d.win = n.win
+	return []*Node{d}
+}
+
+// windowKernel is the kernel of a window op computing out from its one
+// input with f: im2col, col2im, the average pool and its gradient.
+func windowKernel[T Float](f func(out, in []T, w *window)) kernelFunc[T] {
+	return func(n *Node, in [][]T, out []T, _ map[int][]int) func() {
+		x, w := in[0], n.win
+		return func() { f(out, x, w) }
+	}
+}
+
+// im2col is: cols[(b,oy,ox), (ki,kj,c)] = x[b, oy·sh-padT+ki·dh, ox·sw-padL+kj·dw, c],
+// zero where the window leaves the image.
+func im2col[T Float](cols, x []T, w *window) {
+	k := w.kh * w.kw * w.c
+	row := 0
+	for b := 0; b < w.b; b++ {
+		img := x[b*w.h*w.w*w.c : (b+1)*w.h*w.w*w.c]
+		for oy := 0; oy < w.oh; oy++ {
+			for ox := 0; ox < w.ow; ox++ {
+				dst := cols[row*k : (row+1)*k]
+				row++
+				kj0, kj1 := w.validCols(ox)
+				for ki := 0; ki < w.kh; ki++ {
+					seg := dst[ki*w.kw*w.c : (ki+1)*w.kw*w.c]
+					iy := oy*w.sh - w.padT + ki*w.dh
+					if iy < 0 || iy >= w.h || kj0 >= kj1 {
+						clear(seg)
+						continue
+					}
+					clear(seg[:kj0*w.c])
+					clear(seg[kj1*w.c:])
+					ix := ox*w.sw - w.padL + kj0*w.dw
+					if w.dw == 1 {
+						// The window's columns inside the image are contiguous in x.
+						copy(seg[kj0*w.c:kj1*w.c], img[(iy*w.w+ix)*w.c:])
+						continue
+					}
+					for kj := kj0; kj < kj1; kj, ix = kj+1, ix+w.dw {
+						copy(seg[kj*w.c:(kj+1)*w.c], img[(iy*w.w+ix)*w.c:])
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im is im2col's adjoint: dx[b,iy,ix,c] = Σ of the cols elements im2col
+// copied from it.
+func col2im[T Float](dx, cols []T, w *window) {
+	clear(dx)
+	k := w.kh * w.kw * w.c
+	row := 0
+	for b := 0; b < w.b; b++ {
+		img := dx[b*w.h*w.w*w.c : (b+1)*w.h*w.w*w.c]
+		for oy := 0; oy < w.oh; oy++ {
+			for ox := 0; ox < w.ow; ox++ {
+				src := cols[row*k : (row+1)*k]
+				row++
+				kj0, kj1 := w.validCols(ox)
+				for ki := 0; ki < w.kh; ki++ {
+					iy := oy*w.sh - w.padT + ki*w.dh
+					if iy < 0 || iy >= w.h || kj0 >= kj1 {
+						continue
+					}
+					ix := ox*w.sw - w.padL + kj0*w.dw
+					// loops.AddTo is a vector loop with the bits of d[j] += v.
+					if w.dw == 1 {
+						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+kj1-kj0)*w.c]
+						loops.AddTo(d, d, src[(ki*w.kw+kj0)*w.c:(ki*w.kw+kj1)*w.c])
+						continue
+					}
+					for kj := kj0; kj < kj1; kj, ix = kj+1, ix+w.dw {
+						d := img[(iy*w.w+ix)*w.c : (iy*w.w+ix+1)*w.c]
+						loops.AddTo(d, d, src[(ki*w.kw+kj)*w.c:(ki*w.kw+kj+1)*w.c])
+					}
+				}
+			}
+		}
+	}
+}
+
+// validCols returns the window columns [kj0,kj1) inside the image for output
+// column ox: those kj with 0 ≤ ox·sw-padL+kj·dw < w.
+func (w *window) validCols(ox int) (kj0, kj1 int) {
+	x0 := ox*w.sw - w.padL
+	if x0 < 0 {
+		kj0 = (-x0 + w.dw - 1) / w.dw
+	}
+	kj1 = w.kw
+	if r := w.w - x0; r <= 0 {
+		kj1 = 0
+	} else {
+		kj1 = min(kj1, (r+w.dw-1)/w.dw)
+	}
+	return kj0, max(kj0, kj1)
+}
+
+// validRows returns the input rows [y0,y1) that output row oy's window
+// covers inside the image; the pooling ops use it (no dilation).
+func (w *window) validRows(oy int) (y0, y1 int) {
+	top := oy*w.sh - w.padT
+	y0, y1 = max(0, top), min(w.h, top+w.kh)
+	return y0, max(y0, y1)
+}
 
 // The convolution ops Conv2D builds in float32 when oneDNN is built in
 // (issue 36): one node per convolution and one per gradient, each a oneDNN

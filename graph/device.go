@@ -7,9 +7,9 @@ import "github.com/gotrain/gotrain/gpu"
 // CompileOn compiles the same node order as Compile, but every buffer lives
 // on an NVIDIA device, in one allocation, and each step is a kernel launch
 // (or a cuBLAS gemm) on the program's stream. Each op's CUDA kernel sits in
-// its entry of ops beside its CPU kernel (optable_cuda.go), so the two
-// cannot drift apart by accident. Kernels are compiled by NVRTC at first use,
-// once per device and source.
+// its entry of ops beside its CPU kernel (its family's _cuda.go file fills
+// it), so the two cannot drift apart by accident. Kernels are compiled by
+// NVRTC at first use, as one module per device and dtype.
 
 // deviceBackend is what a Program delegates to when its buffers are on a
 // device. Program checks its arguments before calling; only the cuda build
@@ -32,7 +32,7 @@ type deviceBackend interface {
 // node's device address); Deferrable is false. Variables are read from
 // their mirrors on dev (Variable.Mirror), refreshed from the host at each
 // Run when stale. The program's kernels are compiled by NVRTC at first use
-// on dev, once per source; Close frees what the program allocated.
+// on dev, as one module per dtype; Close frees what the program allocated.
 //
 // CompileOn returns Compile's errors, an error naming the allocation when
 // dev is out of memory (errors.Is(err, gpu.ErrOutOfMemory)), and an error

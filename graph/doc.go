@@ -31,9 +31,11 @@
 //
 // The gradient with respect to a broadcast operand sums the output's
 // gradient over the axes the operand was stretched along and has the
-// operand's shape. Equal shapes, a scalar and a vector along the last axis
-// run loops of their own; other broadcasts walk the shapes with their
-// size-1 axes dropped and runs of axes that step alike merged into one.
+// operand's shape. One loop walks every broadcast, the shapes' size-1 axes
+// dropped and runs of axes that step alike merged into one (equal shapes
+// are one run); Add, Sub, Mul and Div hand its runs, and a vector along the
+// last axis, to vector loops. AddSameShape is Add without broadcasting, for
+// a residual join, where operands of different shapes are a mistake.
 // Reductions with keep-dims (SumAxes, MeanAxes, MaxAxis, MinAxis) leave
 // size-1 axes so that their result broadcasts back against their input, as
 // in x - MaxAxis(x, -1, true).
@@ -104,7 +106,7 @@
 // device (package gpu): every buffer lives on the device in one
 // allocation, Run enqueues each step on the program's stream (matrix
 // products through cuBLAS, the other ops as CUDA C kernels that NVRTC
-// compiles at first use, once per device and source), Feed copies to the
+// compiles at first use, one module per device and dtype), Feed copies to the
 // device, and Value and Scalar wait and copy back. Every op's CUDA kernel
 // sits beside its CPU kernel in one op table, and computes what the CPU
 // kernel computes in the same order and precision: results agree bit for

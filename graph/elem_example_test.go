@@ -25,6 +25,24 @@ func ExampleAdd_broadcast() {
 	// [3 3 3 3]
 }
 
+// A residual join adds a branch to its input; AddSameShape refuses a branch
+// that changed the shape, where Add would broadcast it.
+func ExampleAddSameShape() {
+	g := graph.New(graph.Float64)
+	x := g.Placeholder("x", 2, 3)
+	y := graph.AddSameShape(x, graph.Scale(x, 2))
+	p, _ := g.Compile(y)
+	p.Feed(x, []float64{1, 2, 3, 4, 5, 6})
+	_ = p.Run()
+	fmt.Println(p.Value(y))
+
+	defer func() { fmt.Println(recover()) }()
+	graph.AddSameShape(x, g.Placeholder("row", 3))
+	// Output:
+	// [3 6 9 12 15 18]
+	// graph: add: want operands of one shape, got [2 3] and [3]
+}
+
 // Where picks between two nodes by a comparison: here a causal mask that
 // keeps the scores on and below the diagonal and puts -1e9 above it.
 func ExampleWhere() {

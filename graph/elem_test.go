@@ -503,3 +503,34 @@ func TestCompareNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestAddSameShape: the strict add computes what Add computes for equal
+// shapes, and refuses shapes Add would broadcast with an error wrapping
+// ErrShape that names both.
+func TestAddSameShape(t *testing.T) {
+	g := graph.New(graph.Float64)
+	x := g.Placeholder("x", 2, 3)
+	y := graph.AddSameShape(x, graph.Scale(x, 2))
+	dx := g.Gradients(graph.Sum(y), []*graph.Node{x})[0]
+	p, err := g.Compile(y, dx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Feed(x, []float64{1, 2, 3, 4, 5, 6})
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(p.Value(y), p.Value(dx)), "[3 6 9 12 15 18] [3 3 3 3 3 3]"; got != want {
+		t.Errorf("AddSameShape(x, 2x) and its gradient: got %s, want %s", got, want)
+	}
+	for _, shape := range [][]int{{3}, {2, 1}, {1, 2, 3}} {
+		v := panics(func() { graph.AddSameShape(x, g.Placeholder("b", shape...)) })
+		err, _ := v.(error)
+		if !errors.Is(err, graph.ErrShape) {
+			t.Fatalf("AddSameShape([2 3], %v): panic %v, want an error wrapping ErrShape", shape, v)
+		}
+		if want := fmt.Sprintf("graph: add: want operands of one shape, got [2 3] and %v", shape); err.Error() != want {
+			t.Errorf("AddSameShape([2 3], %v): %q, want %q", shape, err, want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/gotrain/gotrain/internal/loops"
 )
 
 // Gradients appends to the graph the nodes computing dy/dx for each x in xs
@@ -142,19 +144,6 @@ func (g *Graph) sumContributions(shape []int, cs []*Node) *Node {
 	return Concat(axis, parts...)
 }
 
-func broadcastScalar(dy *Node, shape []int, factor float64) *Node {
-	out := dy.g.add(opBroadcastScalar, shape, dy)
-	out.factor = factor
-	return out
-}
-
-func broadcastAxis(dy *Node, shape []int, axis int, factor float64) *Node {
-	out := dy.g.add(opBroadcastAxis, shape, dy)
-	out.axis = axis
-	out.factor = factor
-	return out
-}
-
 // vjp returns the gradient contribution of dy to each input of n (nil where
 // an input gets none), from the op's grad in ops.
 func (n *Node) vjp(dy *Node) []*Node {
@@ -164,125 +153,21 @@ func (n *Node) vjp(dy *Node) []*Node {
 	panic(n.g.err("gradients", fmt.Sprintf("want a first-order graph, got a gradient of %s (second derivatives are not supported)", n), ErrGraph))
 }
 
-// The gradients of the ops in ops.go, in the order of opKind; each is an
-// opDef.grad.
+// The ops Gradients builds itself: the sum of a node's gradient
+// contributions (add_n), a copy, and the zeros of an unused input.
+var (
+	opAddN = newOp()
+	opCopy = newOp() // a copy with its own buffer
+	opFill = newOp() // every element value, rewritten by each Run
+)
 
-func matMulGrad(n, dy *Node) []*Node {
-	da, db := productGrad(n, dy, matMul)
-	return []*Node{da, db}
+func init() {
+	defineOps(map[opKind]opDef{
+		opAddN: {name: "add_n", cpu: cpu(addNKernel, addNKernel), grad: addNGrad},
+		opCopy: {name: "copy", cpu: cpu(copyKernel, copyKernel), grad: copyGrad},
+		opFill: {name: "zeros", cpu: cpu(fillKernel, fillKernel), backward: true},
+	})
 }
-
-// productGrad returns the gradients of product n = op(a)·op(b) built with
-// mul (matMul, BatchMatMul), each as its operand is stored: dA = dY·op(b)ᵀ,
-// dB = op(a)ᵀ·dY, transposed back where the operand was.
-func productGrad(n, dy *Node, mul func(a, b *Node, ta, tb bool) *Node) (da, db *Node) {
-	a, b, ta, tb := n.in[0], n.in[1], n.transA, n.transB
-	if !ta {
-		da = mul(dy, b, false, !tb)
-	} else {
-		da = mul(b, dy, tb, true)
-	}
-	if !tb {
-		db = mul(a, dy, !ta, false)
-	} else {
-		db = mul(dy, a, true, ta)
-	}
-	return da, db
-}
-
-func denseGrad(n, dy *Node) []*Node {
-	in := n.in
-	dz := dy
-	if n.act != Linear {
-		dz = n.g.add(opActGradY, n.shape, n, dy)
-		dz.act = n.act
-	}
-	out := []*Node{matMul(dz, in[1], false, true), matMul(in[0], dz, true, false)}
-	if len(in) == 3 {
-		out = append(out, SumAxis(dz, 0))
-	}
-	return out
-}
-
-func activateGrad(n, dy *Node) []*Node {
-	var dz *Node
-	if n.act.needsInput() {
-		dz = n.g.add(opActGradX, n.shape, n.in[0], dy)
-	} else {
-		dz = n.g.add(opActGradY, n.shape, n, dy)
-	}
-	dz.act = n.act
-	return []*Node{dz}
-}
-
-func addGrad(n, dy *Node) []*Node {
-	return []*Node{reduceTo(dy, n.in[0].shape), reduceTo(dy, n.in[1].shape)}
-}
-
-func subGrad(n, dy *Node) []*Node {
-	return []*Node{reduceTo(dy, n.in[0].shape), reduceTo(Neg(dy), n.in[1].shape)}
-}
-
-func mulGrad(n, dy *Node) []*Node {
-	in := n.in
-	return []*Node{reduceTo(Mul(dy, in[1]), in[0].shape), reduceTo(Mul(dy, in[0]), in[1].shape)}
-}
-
-func divGrad(n, dy *Node) []*Node {
-	in := n.in
-	// d(a/b)/db = -a/b² = -(a/b)/b
-	return []*Node{reduceTo(Div(dy, in[1]), in[0].shape), reduceTo(Neg(Div(Mul(dy, n), in[1])), in[1].shape)}
-}
-
-func scaleGrad(n, dy *Node) []*Node  { return []*Node{Scale(dy, n.factor)} }
-func negGrad(_, dy *Node) []*Node    { return []*Node{Neg(dy)} }
-func expGrad(n, dy *Node) []*Node    { return []*Node{Mul(dy, n)} }
-func logGrad(n, dy *Node) []*Node    { return []*Node{Div(dy, n.in[0])} }
-func squareGrad(n, dy *Node) []*Node { return []*Node{Mul(dy, Scale(n.in[0], 2))} }
-func sqrtGrad(n, dy *Node) []*Node   { return []*Node{Div(Scale(dy, 0.5), n)} }
-
-func softmaxOpGrad(n, dy *Node) []*Node {
-	return []*Node{n.g.add(opSoftmaxGrad, n.shape, n, dy)}
-}
-
-func logSoftmaxOpGrad(n, dy *Node) []*Node {
-	return []*Node{n.g.add(opLogSoftmaxGrad, n.shape, n, dy)}
-}
-
-func sparseXentOpGrad(n, dy *Node) []*Node {
-	in := n.in
-	return []*Node{nil, n.g.add(opSparseXentGrad, in[1].shape, in[0], in[1], dy)}
-}
-
-func softmaxXentOpGrad(n, dy *Node) []*Node {
-	g, in := n.g, n.in
-	return []*Node{
-		g.add(opXentLabelGrad, in[1].shape, in[1], dy),
-		g.add(opSoftmaxXentGrad, in[1].shape, in[0], in[1], dy),
-	}
-}
-
-func sigmoidXentOpGrad(n, dy *Node) []*Node {
-	in := n.in
-	return []*Node{Mul(Neg(in[1]), dy), n.g.add(opSigmoidXentGrad, in[1].shape, in[0], in[1], dy)}
-}
-
-func sumGrad(n, dy *Node) []*Node { return []*Node{broadcastScalar(dy, n.in[0].shape, 1)} }
-
-func meanGrad(n, dy *Node) []*Node {
-	f := 0.0
-	if n.in[0].size > 0 {
-		f = 1 / float64(n.in[0].size)
-	}
-	return []*Node{broadcastScalar(dy, n.in[0].shape, f)}
-}
-
-func sumAxisGrad(n, dy *Node) []*Node {
-	return []*Node{broadcastAxis(dy, n.in[0].shape, n.axis, n.factor)}
-}
-
-func reshapeGrad(n, dy *Node) []*Node { return []*Node{Reshape(dy, n.in[0].shape...)} }
-func copyGrad(_, dy *Node) []*Node    { return []*Node{dy} }
 
 func addNGrad(n, dy *Node) []*Node {
 	out := make([]*Node, len(n.in))
@@ -292,10 +177,28 @@ func addNGrad(n, dy *Node) []*Node {
 	return out
 }
 
-func broadcastScalarGrad(n, dy *Node) []*Node {
-	return []*Node{reduceTo(Scale(Sum(dy), n.factor), n.in[0].shape)}
+func addNKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	// in[0] + in[1] + ... in order, each sum a vector loop.
+	return func() {
+		if len(in) == 1 {
+			copy(out, in[0])
+			return
+		}
+		loops.AddTo(out, in[0], in[1])
+		for _, x := range in[2:] {
+			loops.AddTo(out, out, x)
+		}
+	}
 }
 
-func broadcastAxisGrad(n, dy *Node) []*Node {
-	return []*Node{Scale(SumAxis(dy, n.axis), n.factor)}
+func copyGrad(_, dy *Node) []*Node { return []*Node{dy} }
+
+func copyKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
+	x := in[0]
+	return func() { copy(out, x) }
+}
+
+func fillKernel[T Float](n *Node, _ [][]T, out []T, _ map[int][]int) func() {
+	c := T(n.value)
+	return func() { fill(out, c) }
 }

@@ -30,6 +30,21 @@ func New(dt DType) *Graph {
 // DType returns the graph's element type.
 func (g *Graph) DType() DType { return g.dt }
 
+// The leaf ops: a node Feed writes, a Variable read in place, a constant.
+var (
+	opPlaceholder = newOp()
+	opVar         = newOp()
+	opConst       = newOp()
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opPlaceholder: {name: "placeholder", buf: bufFed},
+		opVar:         {name: "var", buf: bufVar},
+		opConst:       {name: "const", buf: bufConst},
+	})
+}
+
 // Placeholder returns an input node of the given shape, filled by
 // Program.Feed before each Run (zeros until fed).
 // It panics with an error wrapping ErrShape if a dimension is negative.
@@ -255,4 +270,18 @@ func (a *Node) same(b *Node) bool {
 		}
 	}
 	return true
+}
+
+func shapeErr(g *Graph, op, msg string) *Error { return g.err(op, msg, ErrShape) }
+
+// graphOf returns the graph of the first node, checking every node is from it.
+func graphOf(op string, ns ...*Node) *Graph {
+	for _, n := range ns {
+		if n == nil {
+			panic(&Error{Op: op, Msg: "want a node, got nil", Err: ErrGraph})
+		}
+	}
+	g := ns[0].g
+	g.own(op, ns...)
+	return g
 }

@@ -7,6 +7,23 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
+// The layer and RMS norm ops.
+var (
+	opNormStats     = newOp() // per row of the last axis: mean (0 for RMS) and 1/σ
+	opNorm          = newOp() // (x-mean)·(1/σ)·γ + β per row, from x and its stats
+	opNormGrad      = newOp() // dx of a norm from x, its stats, dy and γ
+	opNormGammaGrad = newOp() // dγ = Σ_rows dy·(x-mean)·(1/σ)
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opNormStats:     {name: "norm_stats", cpu: cpu(normStatsKernel, normStatsKernel), stopsGradient: true},
+		opNorm:          {name: "norm", cpu: cpu(normKernel, normKernel), grad: normGrad},
+		opNormGrad:      {name: "norm_grad", cpu: cpu(normGradKernel, normGradKernel), backward: true},
+		opNormGammaGrad: {name: "norm_gamma_grad", cpu: cpu(normGammaGradKernel, normGammaGradKernel), backward: true},
+	})
+}
+
 // normDef defines a LayerNorm or RMSNorm node, its statistics and its
 // gradients, which share it. Immutable.
 type normDef struct {

@@ -7,7 +7,15 @@ import "github.com/gotrain/gotrain/gpu"
 // The CUDA kernels of the norm ops (norm.go). They compute in double in
 // the CPU's order, so they give its bits.
 
-var normKernels = cudaSource{"norm", normSrc}
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opNormStats:     {plan: normStatsCUDA},
+		opNorm:          {plan: normCUDA},
+		opNormGrad:      {plan: normGradCUDA},
+		opNormGammaGrad: {plan: normGammaGradCUDA},
+	})
+	addCUDASource("norm", normSrc)
+}
 
 func boolInt(b bool) int {
 	if b {
@@ -19,7 +27,7 @@ func boolInt(b bool) int {
 func normStatsCUDA(b *devBuilder, n *Node) (func() error, error) {
 	x := n.in[0]
 	rows, c := n.shape[0], x.shape[len(x.shape)-1]
-	return b.kernel(normKernels, "gt_norm_stats", rows, b.out(), b.in(0), rows, c, boolInt(n.norm.rms), b.doubles(n.norm.eps))
+	return b.kernel("gt_norm_stats", rows, b.out(), b.in(0), rows, c, boolInt(n.norm.rms), b.doubles(n.norm.eps))
 }
 
 func normCUDA(b *devBuilder, n *Node) (func() error, error) {
@@ -31,7 +39,7 @@ func normCUDA(b *devBuilder, n *Node) (func() error, error) {
 		beta = b.in(len(n.in) - 1)
 	}
 	c := n.shape[len(n.shape)-1]
-	return b.kernel(normKernels, "gt_norm", n.size, b.out(), b.in(0), b.in(1), gamma, beta, n.size, c)
+	return b.kernel("gt_norm", n.size, b.out(), b.in(0), b.in(1), gamma, beta, n.size, c)
 }
 
 func normGradCUDA(b *devBuilder, n *Node) (func() error, error) {
@@ -40,12 +48,12 @@ func normGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 		gamma = b.in(3)
 	}
 	rows, c := n.in[1].shape[0], n.shape[len(n.shape)-1]
-	return b.kernel(normKernels, "gt_norm_grad", rows, b.out(), b.in(0), b.in(1), b.in(2), gamma, rows, c, boolInt(n.norm.rms))
+	return b.kernel("gt_norm_grad", rows, b.out(), b.in(0), b.in(1), b.in(2), gamma, rows, c, boolInt(n.norm.rms))
 }
 
 func normGammaGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	rows, c := n.in[1].shape[0], n.size
-	return b.kernel(normKernels, "gt_norm_gamma_grad", c, b.out(), b.in(0), b.in(1), b.in(2), rows, c)
+	return b.kernel("gt_norm_gamma_grad", c, b.out(), b.in(0), b.in(1), b.in(2), rows, c)
 }
 
 // normSrc: the statistics and the gradient per row, the norm per element,

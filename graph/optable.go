@@ -2,10 +2,15 @@ package graph
 
 // opDef is everything the engine knows about one op kind: its name, where
 // its buffer comes from, its CPU kernel, its CUDA kernel, its gradient and
-// the facts other passes ask of it. Each op has one entry in ops, so adding
-// an op, or a device for it, is one place to fill in instead of one switch
-// per concern, and TestOpTable fails when an entry is left incomplete
-// (issue 13: an op must not exist on one device only by accident).
+// the facts other passes ask of it. Each op has one entry in ops, instead
+// of one switch per concern, and TestOpTable fails when an entry is left
+// incomplete (issue 13: an op must not exist on one device only by
+// accident).
+//
+// An op lives in the file of its family (arith.go, reduce.go, conv.go, ...):
+// its kind, its entry, its builder, CPU kernel and gradient. The family's
+// _cuda.go twin holds its CUDA plan, its entry's cuda field and its CUDA C.
+// Adding an op touches those two files.
 type opDef struct {
 	// name is the op's name in node names and errors ("matmul").
 	name string
@@ -13,11 +18,10 @@ type opDef struct {
 	buf bufKind
 	// cpu builds the node's step on the CPU; set exactly for bufStep ops.
 	cpu cpuKernel
-	// cuda is the node's kernel on an NVIDIA device (CompileOn). The
-	// entries leave it nil: under -tags cuda, attachCUDA fills it from
-	// cudaKernels (optable_cuda.go), a table in opKind order beside this
-	// one, and TestOpTable requires it for every op with a cpu kernel;
-	// without the tag it stays nil.
+	// cuda is the node's kernel on an NVIDIA device (CompileOn). Under
+	// -tags cuda the family's _cuda.go twin fills it (defineCUDA), and
+	// TestOpTable requires it for every op with a cpu kernel; without the
+	// tag it stays nil.
 	cuda *cudaKernel
 	// grad returns the gradient contribution of dy to each input of n (nil
 	// where an input gets none). Nil for ops without inputs, for
@@ -87,119 +91,33 @@ func cpuFor[T Float](k cpuKernel) kernelFunc[T] {
 	return any(k.f64).(kernelFunc[T])
 }
 
-// ops holds every op's entry, indexed by opKind.
-//
-// It is filled by init rather than by its declaration because gradients
-// build nodes whose names and errors read ops, which Go's initialization
-// order would reject as a cycle.
-var ops [numOps]opDef
+// opKind names an op: its index in ops.
+type opKind int
 
-func init() {
-	ops = [numOps]opDef{
-		opPlaceholder:  {name: "placeholder", buf: bufFed},
-		opVar:          {name: "var", buf: bufVar},
-		opConst:        {name: "const", buf: bufConst},
-		opMatMul:       {name: "matmul", cpu: cpu(matMulKernel, matMulKernel), grad: matMulGrad, product: true},
-		opDense:        {name: "dense", cpu: cpu(denseKernel, denseKernel), grad: denseGrad},
-		opActivate:     {name: "activate", cpu: cpu(activateKernel, activateKernel), grad: activateGrad},
-		opAdd:          {name: "add", cpu: cpu(addKernel, addKernel), grad: addGrad},
-		opSub:          {name: "sub", cpu: cpu(subKernel, subKernel), grad: subGrad},
-		opMul:          {name: "mul", cpu: cpu(mulKernel, mulKernel), grad: mulGrad},
-		opDiv:          {name: "div", cpu: cpu(divKernel, divKernel), grad: divGrad},
-		opScale:        {name: "scale", cpu: cpu(scaleKernel, scaleKernel), grad: scaleGrad},
-		opNeg:          {name: "neg", cpu: cpu(negKernel, negKernel), grad: negGrad},
-		opExp:          {name: "exp", cpu: cpu(expKernel, expKernel), grad: expGrad},
-		opLog:          {name: "log", cpu: cpu(logKernel, logKernel), grad: logGrad},
-		opSquare:       {name: "square", cpu: cpu(squareKernel, squareKernel), grad: squareGrad},
-		opSqrt:         {name: "sqrt", cpu: cpu(sqrtKernel, sqrtKernel), grad: sqrtGrad},
-		opSoftmax:      {name: "softmax", cpu: cpu(softmaxKernel, softmaxKernel), grad: softmaxOpGrad},
-		opLogSoftmax:   {name: "log_softmax", cpu: cpu(logSoftmaxKernel, logSoftmaxKernel), grad: logSoftmaxOpGrad},
-		opSparseXent:   {name: "sparse_softmax_cross_entropy", cpu: cpu(sparseXentKernel, sparseXentKernel), grad: sparseXentOpGrad},
-		opSoftmaxXent:  {name: "softmax_cross_entropy", cpu: cpu(softmaxXentKernel, softmaxXentKernel), grad: softmaxXentOpGrad},
-		opSigmoidXent:  {name: "sigmoid_cross_entropy", cpu: cpu(sigmoidXentKernel, sigmoidXentKernel), grad: sigmoidXentOpGrad},
-		opSum:          {name: "sum", cpu: cpu(sumKernel, sumKernel), grad: sumGrad},
-		opMean:         {name: "mean", cpu: cpu(meanKernel, meanKernel), grad: meanGrad},
-		opSumAxis:      {name: "sum_axis", cpu: cpu(sumAxisKernel, sumAxisKernel), grad: sumAxisGrad},
-		opReshape:      {name: "reshape", buf: bufAlias, grad: reshapeGrad},
-		opStopGradient: {name: "stop_gradient", buf: bufAlias, stopsGradient: true},
+// ops holds every op's entry, indexed by opKind. Each family file reserves
+// its ops' kinds with newOp, as package variables, and fills their entries
+// with defineOps in its init; its _cuda.go twin adds the CUDA kernels with
+// defineCUDA. The entries are filled by init rather than by the variables'
+// declarations because gradients build nodes whose names and errors read
+// ops, which Go's initialization order would reject as a cycle.
+var ops []opDef
 
-		// Backward ops, built by Gradients. Those with a grad are
-		// differentiable because forward graphs use them too (a copy, a sum
-		// of contributions, broadcasts).
-		opAddN:            {name: "add_n", cpu: cpu(addNKernel, addNKernel), grad: addNGrad},
-		opActGradY:        {name: "activate_grad", cpu: cpu(actGradYKernel, actGradYKernel), backward: true},
-		opActGradX:        {name: "activate_grad", cpu: cpu(actGradXKernel, actGradXKernel), backward: true},
-		opSoftmaxGrad:     {name: "softmax_grad", cpu: cpu(softmaxGradKernel, softmaxGradKernel), backward: true},
-		opLogSoftmaxGrad:  {name: "log_softmax_grad", cpu: cpu(logSoftmaxGradKernel, logSoftmaxGradKernel), backward: true},
-		opSparseXentGrad:  {name: "sparse_softmax_cross_entropy_grad", cpu: cpu(sparseXentGradKernel, sparseXentGradKernel), backward: true},
-		opSoftmaxXentGrad: {name: "softmax_cross_entropy_grad", cpu: cpu(softmaxXentGradKernel, softmaxXentGradKernel), backward: true},
-		opXentLabelGrad:   {name: "softmax_cross_entropy_label_grad", cpu: cpu(xentLabelGradKernel, xentLabelGradKernel), backward: true},
-		opSigmoidXentGrad: {name: "sigmoid_cross_entropy_grad", cpu: cpu(sigmoidXentGradKernel, sigmoidXentGradKernel), backward: true},
-		opBroadcastScalar: {name: "broadcast", cpu: cpu(broadcastScalarKernel, broadcastScalarKernel), grad: broadcastScalarGrad},
-		opBroadcastAxis:   {name: "broadcast_axis", cpu: cpu(broadcastAxisKernel, broadcastAxisKernel), grad: broadcastAxisGrad},
-		opCopy:            {name: "copy", cpu: cpu(copyKernel, copyKernel), grad: copyGrad},
-		opFill:            {name: "zeros", cpu: cpu(fillKernel, fillKernel), backward: true},
+// newOp reserves an entry in ops and returns its kind. It runs while the
+// package's variables are initialized, before any init fills an entry.
+func newOp() opKind {
+	ops = append(ops, opDef{})
+	return opKind(len(ops) - 1)
+}
 
-		// Layer ops (layers.go, layers_exec.go).
-		opIm2Col:         {name: "im2col", cpu: cpu(windowKernel(im2col[float32]), windowKernel(im2col[float64])), grad: im2colGrad},
-		opCol2Im:         {name: "col2im", cpu: cpu(windowKernel(col2im[float32]), windowKernel(col2im[float64])), backward: true},
-		opMaxPool:        {name: "max_pool", cpu: cpu(maxPoolKernel, maxPoolKernel), grad: maxPoolGrad},
-		opMaxPoolGrad:    {name: "max_pool_grad", cpu: cpu(maxPoolGradKernel, maxPoolGradKernel), backward: true},
-		opAvgPool:        {name: "avg_pool", cpu: cpu(windowKernel(avgPool[float32]), windowKernel(avgPool[float64])), grad: avgPoolGrad},
-		opAvgPoolGrad:    {name: "avg_pool_grad", cpu: cpu(windowKernel(avgPoolSpread[float32]), windowKernel(avgPoolSpread[float64])), backward: true},
-		opGather:         {name: "gather", cpu: cpu(gatherKernel, gatherKernel), grad: gatherGrad},
-		opScatterAdd:     {name: "scatter_add", cpu: cpu(scatterAddKernel, scatterAddKernel), backward: true},
-		opDropoutMask:    {name: "dropout_mask", cpu: cpu(dropoutMaskKernel, dropoutMaskKernel), grad: dropoutMaskGrad},
-		opMaskedSum:      {name: "masked_sum", cpu: cpu(maskedSumKernel, maskedSumKernel), grad: maskedSumOpGrad},
-		opMaskedSumGradX: {name: "masked_sum_grad", cpu: cpu(maskedSumGradXKernel, maskedSumGradXKernel), backward: true},
-		opMaskedSumGradW: {name: "masked_sum_weight_grad", cpu: cpu(maskedSumGradWKernel, maskedSumGradWKernel), backward: true},
-		opAllReduce:      {name: "all_reduce", cpu: cpu(allReduceKernel, allReduceKernel), grad: allReduceGrad, collective: true},
-		// Convolutions through oneDNN (conv.go); never on a device.
-		opConv:           {name: "conv2d", cpu: cpu(convKernel, convKernel), grad: convGrad, hostOnly: true},
-		opConvGradInput:  {name: "conv2d_input_grad", cpu: cpu(convGradInputKernel, convGradInputKernel), backward: true, hostOnly: true},
-		opConvGradFilter: {name: "conv2d_filter_grad", cpu: cpu(convGradFilterKernel, convGradFilterKernel), backward: true, hostOnly: true},
-
-		// Element-wise and reduction ops (issue 22).
-		opMaxElem:            {name: "maximum", cpu: cpu(maxElemKernel, maxElemKernel), grad: maxElemGrad},
-		opMinElem:            {name: "minimum", cpu: cpu(minElemKernel, minElemKernel), grad: minElemGrad},
-		opGreater:            {name: "greater", cpu: cpu(greaterKernel, greaterKernel), stopsGradient: true},
-		opGreaterEqual:       {name: "greater_equal", cpu: cpu(greaterEqualKernel, greaterEqualKernel), stopsGradient: true},
-		opLess:               {name: "less", cpu: cpu(lessKernel, lessKernel), stopsGradient: true},
-		opLessEqual:          {name: "less_equal", cpu: cpu(lessEqualKernel, lessEqualKernel), stopsGradient: true},
-		opEqual:              {name: "equal", cpu: cpu(equalKernel, equalKernel), stopsGradient: true},
-		opWhere:              {name: "where", cpu: cpu(whereKernel, whereKernel), grad: whereGrad},
-		opSumTo:              {name: "sum_axes", cpu: cpu(sumToKernel, sumToKernel), grad: sumToGrad},
-		opBroadcastTo:        {name: "broadcast_to", cpu: cpu(broadcastToKernel, broadcastToKernel), grad: broadcastToGrad},
-		opMaxAxis:            {name: "max_axis", cpu: cpu(maxAxisKernel, maxAxisKernel), grad: extremeAxisGrad},
-		opMinAxis:            {name: "min_axis", cpu: cpu(minAxisKernel, minAxisKernel), grad: extremeAxisGrad},
-		opExtremeAxisGrad:    {name: "extreme_axis_grad", cpu: cpu(extremeAxisGradKernel, extremeAxisGradKernel), backward: true},
-		opSoftmaxAxis:        {name: "softmax_axis", cpu: cpu(softmaxAxisKernel, softmaxAxisKernel), grad: softmaxAxisGrad},
-		opLogSoftmaxAxis:     {name: "log_softmax_axis", cpu: cpu(logSoftmaxAxisKernel, logSoftmaxAxisKernel), grad: logSoftmaxAxisGrad},
-		opSoftmaxAxisGrad:    {name: "softmax_axis_grad", cpu: cpu(softmaxAxisGradKernel, softmaxAxisGradKernel), backward: true},
-		opLogSoftmaxAxisGrad: {name: "log_softmax_axis_grad", cpu: cpu(logSoftmaxAxisGradKernel, logSoftmaxAxisGradKernel), backward: true},
-		// Shape, product, normalization and attention ops (issue 22).
-		opBatchMatMul:       {name: "batch_matmul", cpu: cpu(batchMatMulKernel, batchMatMulKernel), grad: batchMatMulGrad},
-		opTranspose:         {name: "transpose", cpu: cpu(transposeKernel, transposeKernel), grad: transposeGrad},
-		opSlice:             {name: "slice", cpu: cpu(sliceKernel, sliceKernel), grad: sliceGrad},
-		opSliceGrad:         {name: "slice_grad", cpu: cpu(sliceGradKernel, sliceGradKernel), grad: sliceGradGrad},
-		opConcat:            {name: "concat", cpu: cpu(concatKernel, concatKernel), grad: concatGrad},
-		opCausalMask:        {name: "causal_mask", cpu: cpu(causalMaskKernel, causalMaskKernel), grad: causalMaskGrad},
-		opNormStats:         {name: "norm_stats", cpu: cpu(normStatsKernel, normStatsKernel), stopsGradient: true},
-		opNorm:              {name: "norm", cpu: cpu(normKernel, normKernel), grad: normGrad},
-		opNormGrad:          {name: "norm_grad", cpu: cpu(normGradKernel, normGradKernel), backward: true},
-		opNormGammaGrad:     {name: "norm_gamma_grad", cpu: cpu(normGammaGradKernel, normGammaGradKernel), backward: true},
-		opCausalSoftmax:     {name: "causal_softmax", cpu: cpu(causalSoftmaxKernel, causalSoftmaxKernel), grad: causalSoftmaxGrad},
-		opCausalSoftmaxGrad: {name: "causal_softmax_grad", cpu: cpu(causalSoftmaxGradKernel, causalSoftmaxGradKernel), backward: true},
-		// Self-attention on packed projections (selfattention.go).
-		opSelfAttnWeights:    {name: "self_attention_weights", cpu: cpu(selfAttnWeightsKernel, selfAttnWeightsKernel), stopsGradient: true},
-		opSelfAttn:           {name: "self_attention", cpu: cpu(selfAttnKernel, selfAttnKernel), grad: selfAttnGrad},
-		opSelfAttnScoresGrad: {name: "self_attention_scores_grad", cpu: cpu(selfAttnScoresGradKernel, selfAttnScoresGradKernel), backward: true},
-		opSelfAttnGrad:       {name: "self_attention_grad", cpu: cpu(selfAttnGradKernel, selfAttnGradKernel), backward: true},
-		// Batch norm (batchnorm.go); cuda builds compose it of the ops above.
-		opBatchNormSums:     {name: "batch_norm_sums", cpu: cpu(batchNormSumsKernel, batchNormSumsKernel), stopsGradient: true, hostOnly: true},
-		opBatchNorm:         {name: "batch_norm", cpu: cpu(batchNormKernel, batchNormKernel), grad: batchNormGrad, hostOnly: true},
-		opBatchNormGradSums: {name: "batch_norm_grad_sums", cpu: cpu(batchNormGradSumsKernel, batchNormGradSumsKernel), backward: true, hostOnly: true},
-		opBatchNormGrad:     {name: "batch_norm_grad", cpu: cpu(batchNormGradKernel, batchNormGradKernel), backward: true, hostOnly: true},
+// defineOps fills the entries of defs, keeping a CUDA kernel a twin's init
+// may have attached first.
+// It panics if an entry is filled twice.
+func defineOps(defs map[opKind]opDef) {
+	for op, d := range defs {
+		if ops[op].name != "" {
+			panic("graph: op " + d.name + " defined twice")
+		}
+		d.cuda = ops[op].cuda
+		ops[op] = d
 	}
-	attachCUDA()
 }

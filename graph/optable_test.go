@@ -7,7 +7,7 @@ import "testing"
 // writes has no kernel for one of the dtypes. Under -tags cuda requireCUDA
 // is set, so an op cannot exist on the CPU only by accident (issue 13).
 func TestOpTable(t *testing.T) {
-	for op := opKind(0); op < numOps; op++ {
+	for op := range ops {
 		e := &ops[op]
 		if e.name == "" {
 			t.Errorf("op %d: no name", op)
@@ -32,7 +32,7 @@ func TestOpTable(t *testing.T) {
 		if stated != 1 {
 			t.Errorf("%s: want exactly one of grad, backward, stopsGradient or a leaf buffer, got %d", e.name, stated)
 		}
-		if e.product && op != opMatMul {
+		if e.product && opKind(op) != opMatMul {
 			// ProductRows and Defer read a matmul's transposes and operands.
 			t.Errorf("%s: marked as a product, which only matmul can be", e.name)
 		}

@@ -5,6 +5,23 @@ import (
 	"math"
 )
 
+// The self-attention ops.
+var (
+	opSelfAttnWeights    = newOp() // per head: softmax(q·kᵀ/√d), read in place from qkv
+	opSelfAttn           = newOp() // per head: weights·v, written in place among the heads
+	opSelfAttnScoresGrad = newOp() // per head: softmax_grad(weights, dy·vᵀ)
+	opSelfAttnGrad       = newOp() // qkv's gradient from qkv, the weights, the scores' gradient and dy
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opSelfAttnWeights:    {name: "self_attention_weights", cpu: cpu(selfAttnWeightsKernel, selfAttnWeightsKernel), stopsGradient: true},
+		opSelfAttn:           {name: "self_attention", cpu: cpu(selfAttnKernel, selfAttnKernel), grad: selfAttnGrad},
+		opSelfAttnScoresGrad: {name: "self_attention_scores_grad", cpu: cpu(selfAttnScoresGradKernel, selfAttnScoresGradKernel), backward: true},
+		opSelfAttnGrad:       {name: "self_attention_grad", cpu: cpu(selfAttnGradKernel, selfAttnGradKernel), backward: true},
+	})
+}
+
 // SelfAttention returns the multi-head self-attention of packed
 // projections qkv [..., t, 3·heads·d], whose last axis holds the queries,
 // keys and values in that order, each as heads blocks of d features (the

@@ -7,6 +7,15 @@ package graph
 // qkv and the output, as the CPU kernels' leading dimensions do, and the
 // row softmax kernels run in place on the weights.
 
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opSelfAttnWeights:    {plan: selfAttnWeightsCUDA, words: selfAttnWords(1)},
+		opSelfAttn:           {plan: selfAttnCUDA, words: selfAttnWords(1)},
+		opSelfAttnScoresGrad: {plan: selfAttnScoresGradCUDA, words: selfAttnWords(1)},
+		opSelfAttnGrad:       {plan: selfAttnGradCUDA, words: selfAttnWords(3)},
+	})
+}
+
 // selfAttnOffsets returns, per block, the offsets of fn's block and of the
 // blocks of a [..., heads, t, t] tensor.
 func selfAttnOffsets(s selfAttnGeo, fn func(int) int) (offs, square []int) {
@@ -44,13 +53,13 @@ func (b *devBuilder) rowSoftmax(s selfAttnGeo, y *Node) (func() error, error) {
 	args = append(args, b.out(), rows)
 	switch {
 	case b.n.causal && y == nil:
-		return b.kernel(rowKernels, "gt_causal_softmax", rows, append(args, s.t, s.t)...)
+		return b.kernel("gt_causal_softmax", rows, append(args, s.t, s.t)...)
 	case b.n.causal:
-		return b.kernel(rowKernels, "gt_causal_softmax_grad", rows, append(args, s.t, s.t)...)
+		return b.kernel("gt_causal_softmax_grad", rows, append(args, s.t, s.t)...)
 	case y == nil:
-		return b.kernel(rowKernels, "gt_softmax", rows, append(args, s.t, 0)...)
+		return b.kernel("gt_softmax", rows, append(args, s.t, 0)...)
 	}
-	return b.kernel(rowKernels, "gt_softmax_grad", rows, append(args, s.t)...)
+	return b.kernel("gt_softmax_grad", rows, append(args, s.t)...)
 }
 
 func selfAttnWeightsCUDA(b *devBuilder, n *Node) (func() error, error) {

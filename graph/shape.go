@@ -5,9 +5,66 @@ import (
 	"slices"
 )
 
-// The shape ops (issue 22): Transpose, Slice, Concat, Split and Stack. Each
-// moves elements without arithmetic, so its device kernel gives the CPU's
-// bits.
+// The shape ops: Reshape and StopGradient share their input's buffer;
+// Transpose, Slice, Concat, Split and Stack move elements without
+// arithmetic, so their device kernels give the CPU's bits.
+var (
+	opReshape      = newOp()
+	opStopGradient = newOp()
+	opTranspose    = newOp() // axes permuted (perm)
+	opSlice        = newOp() // [from, from+d) along axis
+	opSliceGrad    = newOp() // Slice's gradient: dy placed at from along axis, zeros elsewhere
+	opConcat       = newOp() // inputs joined along axis
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opReshape:      {name: "reshape", buf: bufAlias, grad: reshapeGrad},
+		opStopGradient: {name: "stop_gradient", buf: bufAlias, stopsGradient: true},
+		opTranspose:    {name: "transpose", cpu: cpu(transposeKernel, transposeKernel), grad: transposeGrad},
+		opSlice:        {name: "slice", cpu: cpu(sliceKernel, sliceKernel), grad: sliceGrad},
+		opSliceGrad:    {name: "slice_grad", cpu: cpu(sliceGradKernel, sliceGradKernel), grad: sliceGradGrad},
+		opConcat:       {name: "concat", cpu: cpu(concatKernel, concatKernel), grad: concatGrad},
+	})
+}
+
+// Reshape returns x with a new shape of the same number of elements. One
+// dimension may be -1, inferred from the others. The result shares x's
+// buffer.
+// It panics with an error wrapping ErrShape if the sizes differ.
+func Reshape(x *Node, shape ...int) *Node {
+	g := graphOf("reshape", x)
+	shape = slices.Clone(shape)
+	infer, known := -1, 1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			panic(shapeErr(g, "reshape", fmt.Sprintf("want non-negative dimensions and at most one -1, got %v", shape)))
+		default:
+			known *= d
+		}
+	}
+	if infer >= 0 && known > 0 && x.size%known == 0 {
+		shape[infer] = x.size / known
+		known = x.size
+	}
+	if known != x.size || (infer >= 0 && shape[infer] < 0) {
+		panic(shapeErr(g, "reshape", fmt.Sprintf("want %d elements, got shape %v for %v", x.size, shape, x.shape)))
+	}
+	if slices.Equal(shape, x.shape) {
+		return x
+	}
+	return g.add(opReshape, shape, x)
+}
+
+// StopGradient returns x unchanged in the forward pass and blocks gradients
+// from flowing back through it. The result shares x's buffer.
+func StopGradient(x *Node) *Node {
+	g := graphOf("stop_gradient", x)
+	return g.add(opStopGradient, x.shape, x)
+}
 
 // Transpose returns x with its axes permuted: output axis i is input axis
 // perm[i], as numpy.transpose. With no perm it reverses the axes. A
@@ -203,7 +260,7 @@ func (a *Node) sameIssue22(b *Node) bool {
 		(a.norm == nil) == (b.norm == nil) && (a.norm == nil || *a.norm == *b.norm)
 }
 
-// The gradients of the shape ops; each is an opDef.grad.
+func reshapeGrad(n, dy *Node) []*Node { return []*Node{Reshape(dy, n.in[0].shape...)} }
 
 func transposeGrad(n, dy *Node) []*Node {
 	inv := make([]int, len(n.perm))
@@ -234,8 +291,6 @@ func concatGrad(n, dy *Node) []*Node {
 	}
 	return out
 }
-
-// The CPU kernels of the shape ops; each is a kernelFunc.
 
 func transposeKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
 	x := in[0]
@@ -316,4 +371,27 @@ func axisCopy[T Float](dst, src []T, outer, d, inner, ds, fs, dd, fd int) {
 	for o := 0; o < outer; o++ {
 		copy(dst[(o*dd+fd)*inner:][:w], src[(o*ds+fs)*inner:][:w])
 	}
+}
+
+func normAxis(op string, x *Node, axis int) (*Graph, int) {
+	g := graphOf(op, x)
+	r, ax := len(x.shape), axis
+	if ax < 0 {
+		ax += r
+	}
+	if ax < 0 || ax >= r {
+		panic(shapeErr(g, op, fmt.Sprintf("want axis in [-%d,%d), got %d for shape %v", r, r, axis, x.shape)))
+	}
+	return g, ax
+}
+
+func axisSplit(shape []int, axis int) (outer, d, inner int) {
+	outer, inner = 1, 1
+	for _, s := range shape[:axis] {
+		outer *= s
+	}
+	for _, s := range shape[axis+1:] {
+		inner *= s
+	}
+	return outer, shape[axis], inner
 }

@@ -2,32 +2,43 @@
 
 package graph
 
-import "slices"
+import (
+	"slices"
+)
 
-// The CUDA kernels of the shape ops and the causal mask (shape.go,
-// attention.go). They copy without arithmetic, so they give the CPU's bits.
+// The CUDA kernels of the shape ops (shape.go); shapeSrc also holds the
+// causal mask's (attention_cuda.go). They copy without arithmetic, so they
+// give the CPU's bits.
 
-var shapeKernels = cudaSource{"shape", shapeSrc}
+func init() {
+	defineCUDA(map[opKind]*cudaKernel{
+		opTranspose: {plan: transposeCUDA, words: transposeWords},
+		opSlice:     {plan: sliceCUDA},
+		opSliceGrad: {plan: sliceGradCUDA},
+		opConcat:    {plan: concatCUDA},
+	})
+	addCUDASource("shape", shapeSrc)
+}
 
 func transposeWords(n *Node) int { return 2 * len(n.shape) }
 
 func transposeCUDA(b *devBuilder, n *Node) (func() error, error) {
 	dims, strides := transposePlan(n.in[0].shape, n.perm)
 	plan := b.ints(slices.Concat(dims, strides)...)
-	return b.kernel(shapeKernels, "gt_transpose", n.size, b.out(), b.in(0), n.size, len(dims), plan)
+	return b.kernel("gt_transpose", n.size, b.out(), b.in(0), n.size, len(dims), plan)
 }
 
 func sliceCUDA(b *devBuilder, n *Node) (func() error, error) {
 	_, d, inner := axisSplit(n.shape, n.axis)
 	ds := n.in[0].shape[n.axis]
-	return b.kernel(shapeKernels, "gt_axis_copy", n.size, b.out(), b.in(0), n.size, d, inner, ds, n.from, d, 0)
+	return b.kernel("gt_axis_copy", n.size, b.out(), b.in(0), n.size, d, inner, ds, n.from, d, 0)
 }
 
 func sliceGradCUDA(b *devBuilder, n *Node) (func() error, error) {
 	_, dd, inner := axisSplit(n.shape, n.axis)
 	dy := n.in[0]
 	d := dy.shape[n.axis]
-	place, err := b.kernel(shapeKernels, "gt_axis_copy", dy.size, b.out(), b.in(0), dy.size, d, inner, d, 0, dd, n.from)
+	place, err := b.kernel("gt_axis_copy", dy.size, b.out(), b.in(0), dy.size, d, inner, d, 0, dd, n.from)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +60,7 @@ func concatCUDA(b *devBuilder, n *Node) (func() error, error) {
 	from := 0
 	for i, x := range n.in {
 		d := x.shape[n.axis]
-		f, err := b.kernel(shapeKernels, "gt_axis_copy", x.size, b.out(), b.in(i), x.size, d, inner, d, 0, dd, from)
+		f, err := b.kernel("gt_axis_copy", x.size, b.out(), b.in(i), x.size, d, inner, d, 0, dd, from)
 		if err != nil {
 			return nil, err
 		}
@@ -59,14 +70,7 @@ func concatCUDA(b *devBuilder, n *Node) (func() error, error) {
 	return seq(fs...), nil
 }
 
-func causalMaskCUDA(b *devBuilder, n *Node) (func() error, error) {
-	r := len(n.shape)
-	tq, tk := n.shape[r-2], n.shape[r-1]
-	return b.kernel(shapeKernels, "gt_causal_mask", n.size, b.out(), b.in(0), n.size, tq, tk, b.doubles(n.value))
-}
-
-// shapeSrc: one thread per element written. Keep in sync with shape.go
-// and attention.go.
+// shapeSrc: one thread per element written. Keep in sync with shape.go.
 const shapeSrc = `
 // gt_transpose is transpose: out[e] = x[Σ iₖ·strides[k]] for e's index
 // (i₀, …) in dims; g holds the r dims, then the r strides.
@@ -88,12 +92,5 @@ KERNEL void gt_axis_copy(T *dst, const T *src, long long n, long long d, long lo
 	if (e >= n) return;
 	long long w = d * inner, o = e / w, r = e % w;
 	dst[(o * dd + fd) * inner + r] = src[(o * ds + fs) * inner + r];
-}
-// gt_causal_mask is causalMask: out = x, with v[0] where j > i + tk - tq.
-KERNEL void gt_causal_mask(T *out, const T *x, long long n, long long tq, long long tk, const double *v) {
-	long long e = GLOBAL_INDEX;
-	if (e >= n) return;
-	long long j = e % tk, i = (e / tk) % tq;
-	out[e] = j > i + tk - tq ? (T)v[0] : x[e];
 }
 `

@@ -145,7 +145,7 @@ func (l *BatchNormalizationLayer) CallAct(ctx *strategy.ReplicaContext, x, resid
 		scale := graph.Div(gamma, graph.Sqrt(graph.Add(g.Var(l.movingVar), g.Const(l.epsilon))))
 		y := graph.Add(graph.Mul(graph.Sub(x, g.Var(l.movingMean)), scale), beta)
 		if residual != nil {
-			y = graph.Add(y, residual)
+			y = graph.AddSameShape(y, residual)
 		}
 		return act.Apply(y)
 	}

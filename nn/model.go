@@ -15,7 +15,7 @@ import (
 //	type MLP struct{ d1, d2 *nn.DenseLayer }
 //
 //	func (m *MLP) Call(ctx *strategy.ReplicaContext, x *nn.Tensor, training bool) *nn.Tensor {
-//		return graph.Add(x, m.d2.Call(ctx, m.d1.Call(ctx, x, training), training))
+//		return graph.AddSameShape(x, m.d2.Call(ctx, m.d1.Call(ctx, x, training), training))
 //	}
 //
 //	func (m *MLP) Variables() []*nn.Variable { return nn.VariablesOf(m.d1, m.d2) }

@@ -49,8 +49,8 @@ type Block struct {
 
 // Call implements nn.Model.
 func (b *Block) Call(ctx *strategy.ReplicaContext, x *nn.Tensor, training bool) *nn.Tensor {
-	x = graph.Add(x, b.attn.Call(ctx, b.ln1.Call(ctx, x, training), training))
-	return graph.Add(x, b.down.Call(ctx, b.up.Call(ctx, b.ln2.Call(ctx, x, training), training), training))
+	x = graph.AddSameShape(x, b.attn.Call(ctx, b.ln1.Call(ctx, x, training), training))
+	return graph.AddSameShape(x, b.down.Call(ctx, b.up.Call(ctx, b.ln2.Call(ctx, x, training), training), training))
 }
 
 // Variables implements nn.Model.

@@ -3,7 +3,50 @@ package graph
 import (
 	"fmt"
 	"slices"
+
+	"github.com/gotrain/gotrain/internal/blas"
 )
+
+// The matrix products.
+var (
+	opMatMul      = newOp()
+	opDense       = newOp()
+	opBatchMatMul = newOp() // products over broadcast batch axes, one gemm per block
+)
+
+func init() {
+	defineOps(map[opKind]opDef{
+		opMatMul:      {name: "matmul", cpu: cpu(matMulKernel, matMulKernel), grad: matMulGrad, product: true},
+		opDense:       {name: "dense", cpu: cpu(denseKernel, denseKernel), grad: denseGrad},
+		opBatchMatMul: {name: "batch_matmul", cpu: cpu(batchMatMulKernel, batchMatMulKernel), grad: batchMatMulGrad},
+	})
+}
+
+// MatMul returns the matrix product a·b of a [m,k] and b [k,n], shape [m,n].
+// It panics with an error wrapping ErrShape if a or b is not a matrix or the
+// inner dimensions differ.
+func MatMul(a, b *Node) *Node { return matMul(a, b, false, false) }
+
+func matMul(a, b *Node, ta, tb bool) *Node {
+	g := graphOf("matmul", a, b)
+	if len(a.shape) != 2 || len(b.shape) != 2 {
+		panic(shapeErr(g, "matmul", fmt.Sprintf("want two matrices, got %v x %v", a.shape, b.shape)))
+	}
+	m, k := a.shape[0], a.shape[1]
+	if ta {
+		m, k = k, m
+	}
+	k2, n := b.shape[0], b.shape[1]
+	if tb {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		panic(shapeErr(g, "matmul", fmt.Sprintf("want inner dimensions equal, got %v x %v", a.shape, b.shape)))
+	}
+	out := g.add(opMatMul, []int{m, n}, a, b)
+	out.transA, out.transB = ta, tb
+	return out
+}
 
 // MatMulT returns op(a)·op(b) for matrices a and b, where op transposes
 // its operand when transA or transB is set: MatMulT(h, table, false, true)
@@ -13,6 +56,34 @@ import (
 // It panics with an error wrapping ErrShape if a or b is not a matrix or
 // the inner dimensions differ.
 func MatMulT(a, b *Node, transA, transB bool) *Node { return matMul(a, b, transA, transB) }
+
+// Dense returns act(x·w + b) for x [m,k], w [k,n] and b [n] (b may be nil),
+// computed as one matrix product followed by one pass over the output.
+// It panics with an error wrapping ErrShape if the shapes do not fit.
+func Dense(x, w, b *Node, act Activation) *Node {
+	ns := []*Node{x, w}
+	if b != nil {
+		ns = append(ns, b)
+	}
+	g := graphOf("dense", ns...)
+	checkAct(g, "dense", act)
+	if len(x.shape) != 2 || len(w.shape) != 2 {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want input and kernel matrices, got %v and %v", x.shape, w.shape)))
+	}
+	if x.shape[1] != w.shape[0] {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want input width %d, got %d", w.shape[0], x.shape[1])))
+	}
+	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[1]) {
+		panic(shapeErr(g, "dense", fmt.Sprintf("want bias shape [%d], got %v", w.shape[1], b.shape)))
+	}
+	if act.needsInput() {
+		// The derivative needs the pre-activation; keep it as its own node.
+		return Activate(Dense(x, w, b, Linear), act)
+	}
+	out := g.add(opDense, []int{x.shape[0], w.shape[1]}, ns...)
+	out.act = act
+	return out
+}
 
 // BatchMatMul returns the matrix products of a [..., m, k] and b [..., k, n]
 // over their leading (batch) axes, shape [batch..., m, n]:
@@ -118,6 +189,43 @@ func blockOffsets(out, in []int, block int) []int {
 	return offs
 }
 
+func matMulGrad(n, dy *Node) []*Node {
+	da, db := productGrad(n, dy, matMul)
+	return []*Node{da, db}
+}
+
+// productGrad returns the gradients of product n = op(a)·op(b) built with
+// mul (matMul, BatchMatMul), each as its operand is stored: dA = dY·op(b)ᵀ,
+// dB = op(a)ᵀ·dY, transposed back where the operand was.
+func productGrad(n, dy *Node, mul func(a, b *Node, ta, tb bool) *Node) (da, db *Node) {
+	a, b, ta, tb := n.in[0], n.in[1], n.transA, n.transB
+	if !ta {
+		da = mul(dy, b, false, !tb)
+	} else {
+		da = mul(b, dy, tb, true)
+	}
+	if !tb {
+		db = mul(a, dy, !ta, false)
+	} else {
+		db = mul(dy, a, true, ta)
+	}
+	return da, db
+}
+
+func denseGrad(n, dy *Node) []*Node {
+	in := n.in
+	dz := dy
+	if n.act != Linear {
+		dz = n.g.add(opActGradY, n.shape, n, dy)
+		dz.act = n.act
+	}
+	out := []*Node{matMul(dz, in[1], false, true), matMul(in[0], dz, true, false)}
+	if len(in) == 3 {
+		out = append(out, SumAxis(dz, 0))
+	}
+	return out
+}
+
 // batchMatMulGrad differentiates each block's product as matMulGrad does,
 // then sums each operand's gradient over the batch axes it was repeated
 // along.
@@ -144,6 +252,46 @@ func sumToBatch(d *Node, shape []int) *Node {
 		}
 	}
 	return d
+}
+
+type gemmFunc[T Float] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// gemmFor picks Sgemm or Dgemm once at compile time, so steps call BLAS
+// without a per-call type switch (which would allocate).
+func gemmFor[T Float]() gemmFunc[T] {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return any(gemmFunc[float32](blas.Sgemm)).(gemmFunc[T])
+	default:
+		return any(gemmFunc[float64](blas.Dgemm)).(gemmFunc[T])
+	}
+}
+
+func matMulKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	a, b := in[0], in[1]
+	m, nn := n.shape[0], n.shape[1]
+	k, lda, ldb := n.in[0].shape[1], n.in[0].shape[1], n.in[1].shape[1]
+	if n.transA {
+		k = n.in[0].shape[0]
+	}
+	return func() { gemm(n.transA, n.transB, m, nn, k, 1, a, lda, b, ldb, 0, out, nn) }
+}
+
+func denseKernel[T Float](n *Node, in [][]T, out []T, _ map[int][]int) func() {
+	gemm := gemmFor[T]()
+	x, w := in[0], in[1]
+	var b []T
+	if len(in) == 3 {
+		b = in[2]
+	}
+	m, k, nn := n.in[0].shape[0], n.in[0].shape[1], n.shape[1]
+	act := n.act
+	return func() {
+		gemm(false, false, m, nn, k, 1, x, k, w, nn, 0, out, nn)
+		biasAct(out, b, nn, act)
+	}
 }
 
 // batchMatMulKernel is the CPU kernel: one gemm per block, in the blocks'
