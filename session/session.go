@@ -131,6 +131,15 @@ func (s *Session) Close() error {
 // ModuleFile returns the path of the session's go.mod.
 func (s *Session) ModuleFile() string { return s.tc.ModuleFile() }
 
+// GoGet adds module, MODULE[@VERSION], to the session's go.mod, or changes
+// its version, so that cells may import its packages: the worker's
+// `%go get`. A version of a module the kernel links is refused.
+func (s *Session) GoGet(module string) error {
+	s.compileMu.Lock()
+	defer s.compileMu.Unlock()
+	return s.tc.Get(module)
+}
+
 // Running reports whether a cell is running: compiling, or running its
 // statements.
 func (s *Session) Running() bool {
@@ -516,10 +525,7 @@ func (s *Session) goCommand(code string, out kernel.Output) (kernel.ExecuteResul
 	case f[0] != "%go":
 		return kernel.ExecuteResult{}, false
 	case len(f) == 3 && f[1] == "get":
-		s.compileMu.Lock()
-		err := s.tc.Get(f[2])
-		s.compileMu.Unlock()
-		if err != nil {
+		if err := s.GoGet(f[2]); err != nil {
 			return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "GoGetError", Value: err.Error(), Traceback: []string{err.Error()}}}, true
 		}
 		out.Stream("stdout", "go get "+f[2]+": done\n")
