@@ -20,8 +20,9 @@
 //     display.Renderer or as %v;
 //   - stdin (os.Stdin, fmt.Scan) reads the front end's input box, and
 //     package display shows into the running cell;
-//   - `?name` shows help; `%go get MODULE@VERSION` and `%go mod` manage the
-//     session's module, whose packages cells may import;
+//   - `?name` shows help; GoGet (the worker's `%go get MODULE@VERSION`)
+//     adds a module to the session's go.mod (ModuleFile, which `%go mod`
+//     shows), whose packages cells may import;
 //   - completion and inspection come from go/types over the session's
 //     cells and imports, and docs from the packages' source.
 //

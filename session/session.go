@@ -131,6 +131,15 @@ func (s *Session) Close() error {
 // ModuleFile returns the path of the session's go.mod.
 func (s *Session) ModuleFile() string { return s.tc.ModuleFile() }
 
+// GoGet adds module, MODULE[@VERSION], to the session's go.mod, or changes
+// its version, so that cells may import its packages: the worker's
+// `%go get`. A version of a module the kernel links is refused.
+func (s *Session) GoGet(module string) error {
+	s.compileMu.Lock()
+	defer s.compileMu.Unlock()
+	return s.tc.Get(module)
+}
+
 // Running reports whether a cell is running: compiling, or running its
 // statements.
 func (s *Session) Running() bool {
@@ -184,9 +193,6 @@ func (s *Session) readLine() (string, error) {
 func (s *Session) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
 	if name, ok := helpRequest(req.Code); ok {
 		return s.help(name)
-	}
-	if res, ok := s.goCommand(req.Code, out); ok {
-		return res
 	}
 	s.mu.Lock()
 	if s.mu.closed {
@@ -501,37 +507,4 @@ func (s *Session) help(name string) kernel.ExecuteResult {
 		}}
 	}
 	return kernel.ExecuteResult{Pages: []kernel.MIMEBundle{r.Data}}
-}
-
-// goCommand runs the session's module commands: `%go get MODULE[@VERSION]`
-// adds or changes a module cells may import, and `%go mod` shows the
-// session's go.mod.
-func (s *Session) goCommand(code string, out kernel.Output) (kernel.ExecuteResult, bool) {
-	line := strings.TrimSpace(code)
-	if !strings.HasPrefix(line, "%go") || strings.Contains(line, "\n") {
-		return kernel.ExecuteResult{}, false
-	}
-	f := strings.Fields(line)
-	switch {
-	case f[0] != "%go":
-		return kernel.ExecuteResult{}, false
-	case len(f) == 3 && f[1] == "get":
-		s.compileMu.Lock()
-		err := s.tc.Get(f[2])
-		s.compileMu.Unlock()
-		if err != nil {
-			return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "GoGetError", Value: err.Error(), Traceback: []string{err.Error()}}}, true
-		}
-		out.Stream("stdout", "go get "+f[2]+": done\n")
-		return kernel.ExecuteResult{}, true
-	case len(f) == 2 && f[1] == "mod":
-		b, err := os.ReadFile(s.tc.ModuleFile())
-		if err != nil {
-			return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "GoModError", Value: err.Error()}}, true
-		}
-		out.Stream("stdout", string(b))
-		return kernel.ExecuteResult{}, true
-	}
-	msg := "want %go get MODULE[@VERSION] or %go mod, got " + line
-	return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "UsageError", Value: msg, Traceback: []string{msg}}}, true
 }

@@ -255,16 +255,16 @@ func TestThirdPartyModule(t *testing.T) {
 		t.Skip("fetches a module through the Go module proxy")
 	}
 	s := newSession(t)
-	if res, _ := run(t, s, "%go get github.com/google/uuid@v1.5.0"); res.Err != nil {
-		t.Fatalf("%%go get: %+v", res.Err)
+	if err := s.GoGet("github.com/google/uuid@v1.5.0"); err != nil {
+		t.Fatalf("GoGet: %v", err)
 	}
 	mustRun(t, s, "import \"github.com/google/uuid\"")
 	if got := mustRun(t, s, "len(uuid.NewString())"); got != "36" {
 		t.Fatalf("len(uuid.NewString()) = %s", got)
 	}
-	res, rec := run(t, s, "%go mod")
-	if res.Err != nil || !strings.Contains(rec.Stdout(), "github.com/google/uuid v1.5.0") {
-		t.Errorf("%%go mod: %+v %q", res.Err, rec.Stdout())
+	mod, err := os.ReadFile(s.ModuleFile())
+	if err != nil || !strings.Contains(string(mod), "github.com/google/uuid v1.5.0") {
+		t.Errorf("the session's go.mod: %v %q", err, mod)
 	}
 }
 
@@ -273,9 +273,9 @@ func TestVersionConflict(t *testing.T) {
 		t.Skip("asks the Go module proxy")
 	}
 	s := newSession(t)
-	res, _ := run(t, s, "%go get gonum.org/v1/gonum@v0.16.0")
-	if res.Err == nil || !strings.Contains(res.Err.Value, "gonum.org/v1/gonum") || !strings.Contains(res.Err.Value, "v0.17.0") || !strings.Contains(res.Err.Value, "v0.16.0") {
-		t.Fatalf("a downgrade of a module the kernel links: %+v, want an error naming it and both versions", res.Err)
+	err := s.GoGet("gonum.org/v1/gonum@v0.16.0")
+	if err == nil || !strings.Contains(err.Error(), "gonum.org/v1/gonum") || !strings.Contains(err.Error(), "v0.17.0") || !strings.Contains(err.Error(), "v0.16.0") {
+		t.Fatalf("a downgrade of a module the kernel links: %v, want an error naming it and both versions", err)
 	}
 	// The session's module is as it was: gonum still imports.
 	mustRun(t, s, "import \"gonum.org/v1/gonum/floats\"")

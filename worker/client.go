@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -327,42 +326,23 @@ func (p *proc) waitReady(ctx context.Context) error {
 	}
 }
 
-// Execute runs a cell in the worker. The kernel's magics (%reset, %help,
-// and the record of %limit) are handled here; the rest goes to the worker.
+// Execute runs a cell in the worker, as the kernel's executor when no
+// Group runs the workers: it parses the cell's magics, which run returns
+// to.
 func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
-	ms, _ := splitMagics(req.Code)
-	if err := checkMagics(ms); err != nil {
-		return errResult("UnknownMagic", err.Error())
+	cell := parseCell(req)
+	if err := checkMagics(cell.magics); err != nil {
+		return kernel.ExecuteResult{Err: err}
 	}
-	var lines []int
-	for _, m := range ms {
-		switch m.name {
-		case "help":
-			md, plain := helpText()
-			out.Display(kernel.MIMEBundle{"text/markdown": md, "text/plain": plain}, nil, "", false)
-			lines = append(lines, m.line)
-		case "reset":
-			if err := c.reset(ctx); err != nil {
-				return errResult("ResetFailed", err.Error())
-			}
-			out.Stream("stdout", "gotrain: the session was reset: a fresh worker runs, and earlier cells' variables are gone\n")
-			lines = append(lines, m.line)
-		case "workers", "replay":
-			return errResult("UsageError", "%"+m.name+": the kernel's Group runs it; this executor runs one worker's cells")
-		case "limit":
-			if n, set, err := parseLimit(m.arg); err == nil && set {
-				c.mu.Lock()
-				c.mu.memLimit = n
-				c.mu.Unlock()
-			}
-		}
-	}
-	code := req.Code
-	if lines != nil {
-		code = blankMagicLines(req.Code, lines)
-		if strings.TrimSpace(code) == "" {
-			return kernel.ExecuteResult{}
-		}
+	return c.run(ctx, cell, out)
+}
+
+// run runs the kernel's magics of a parsed cell (clientMagics) and sends
+// the rest to the worker.
+func (c *Client) run(ctx context.Context, cell parsedCell, out kernel.Output) kernel.ExecuteResult {
+	cell, done, e := cell.runAt(inClient, func(m magic) *kernel.ExecError { return clientMagics[m.Name](c, ctx, m, out) })
+	if e != nil || done {
+		return kernel.ExecuteResult{Err: e}
 	}
 	p, err := c.current()
 	if err != nil {
@@ -374,7 +354,7 @@ func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out ker
 	err = p.waitReady(ctx)
 	c.mu.Lock()
 	notice, interrupted := c.mu.notice, c.mu.interrupted
-	if !req.Silent { // a silent request shows nothing: the notice waits
+	if !cell.Silent { // a silent request shows nothing: the notice waits
 		c.mu.notice = ""
 	}
 	c.mu.waitingCell = false
@@ -387,20 +367,36 @@ func (c *Client) Execute(ctx context.Context, req kernel.ExecuteRequest, out ker
 		// ran, as a queued cell in IPython is cancelled by Ctrl-C.
 		return errResult("Interrupted", "interrupted before the cell started (the worker was starting)")
 	}
-	if notice != "" && !req.Silent {
+	if notice != "" && !cell.Silent {
 		out.Stream("stderr", notice)
 	}
-	req.Code = code
-	return p.execute(ctx, req, out)
+	return p.execute(ctx, cell, out)
 }
 
-// blankMagicLines empties the given 1-based lines of code.
-func blankMagicLines(code string, lines []int) string {
-	var ms []magic
-	for _, l := range lines {
-		ms = append(ms, magic{line: l})
-	}
-	return blankLines(strings.SplitAfter(code, "\n"), ms)
+// clientMagics are the magics the Client runs, by name (see magics).
+var clientMagics = map[string]func(c *Client, ctx context.Context, m magic, out kernel.Output) *kernel.ExecError{
+	"help": func(_ *Client, _ context.Context, _ magic, out kernel.Output) *kernel.ExecError {
+		md, plain := helpText()
+		out.Display(kernel.MIMEBundle{"text/markdown": md, "text/plain": plain}, nil, "", false)
+		return nil
+	},
+	"reset": func(c *Client, ctx context.Context, _ magic, out kernel.Output) *kernel.ExecError {
+		if err := c.reset(ctx); err != nil {
+			return errResult("ResetFailed", err.Error()).Err
+		}
+		out.Stream("stdout", "gotrain: the session was reset: a fresh worker runs, and earlier cells' variables are gone\n")
+		return nil
+	},
+	"limit": func(c *Client, _ context.Context, m magic, _ kernel.Output) *kernel.ExecError {
+		// The worker sets its limit (workerMagics); a fresh worker
+		// starts with the one it was last given.
+		if n, set, err := parseLimit(m.Arg); err == nil && set {
+			c.mu.Lock()
+			c.mu.memLimit = n
+			c.mu.Unlock()
+		}
+		return nil
+	},
 }
 
 // reset replaces the worker with a fresh one and waits until it is ready.

@@ -51,9 +51,14 @@
 // # Magics
 //
 // A cell's first lines may be magics, handled before its Go code: !CMD,
-// %help, %env, %time, %reset, %replay, %limit, %go and %workers (see
-// magicDoc, which %help shows). %reset, %help, %replay and %workers act in
-// the kernel; the others in the worker.
+// %help, %env, %time, %reset, %replay, %workers, %limit and %go. One table
+// (magics, which %help shows) says for each where it runs and what the
+// %replay journal keeps of it. A cell's magics are parsed once, where it
+// enters the kernel, and travel parsed: the Group runs %workers, %replay
+// and its part of %reset, its Client %help, %reset and its part of %limit,
+// and the execute frame carries the rest to the worker's server, which
+// runs them and calls the session for %go. Each of the three has a map of
+// handlers that TestMagicTable holds to the table.
 //
 // # Replay
 //

@@ -143,45 +143,40 @@ func (g *Group) stopLocked() {
 	}
 }
 
-// Execute runs %workers and %replay itself and the rest of the cell on
-// every worker, and keeps the journal %replay reads.
+// Execute parses the cell's magics, runs those that act on the set of
+// workers or the journal (groupMagics) and the rest of the cell on every
+// worker, and keeps the journal %replay reads.
 func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
-	ms, _ := splitMagics(req.Code)
-	var lines []int
-	for _, m := range ms {
-		switch m.name {
-		case "workers":
-			if res, ok := g.workersMagic(ctx, m.arg, out); !ok {
-				return res
-			}
-		case "replay":
-			all, err := parseReplay(m.arg)
-			if err != nil {
-				return errResult("UsageError", err.Error())
-			}
-			if res := g.replay(ctx, req, all, out); res.Err != nil {
-				return res
-			}
-		case "reset":
-			// The worker resets itself (Client.Execute); the journal
-			// starts again with this cell.
-			g.mu.Lock()
-			g.mu.journal, g.mu.lost = journal{}, nil
-			g.mu.Unlock()
-			continue
-		default:
-			continue
-		}
-		lines = append(lines, m.line)
+	c := parseCell(req)
+	if err := checkMagics(c.magics); err != nil {
+		return kernel.ExecuteResult{Err: err}
 	}
-	if lines != nil {
-		req.Code = blankMagicLines(req.Code, lines)
-		if strings.TrimSpace(req.Code) == "" {
-			return kernel.ExecuteResult{}
-		}
+	rest, done, err := c.runAt(inGroup, func(m magic) *kernel.ExecError { return groupMagics[m.Name](g, ctx, c, m, out) })
+	if err != nil || done {
+		return kernel.ExecuteResult{Err: err}
 	}
-	res, _ := g.run(ctx, req, out, nil)
+	res, _ := g.run(ctx, rest, out, nil)
 	return res
+}
+
+// groupMagics are the magics the Group runs, by name (see magics).
+var groupMagics = map[string]func(g *Group, ctx context.Context, c parsedCell, m magic, out kernel.Output) *kernel.ExecError{
+	"workers": (*Group).workersMagic,
+	"replay": func(g *Group, ctx context.Context, c parsedCell, m magic, out kernel.Output) *kernel.ExecError {
+		all, err := parseReplay(m.Arg)
+		if err != nil {
+			return errResult("UsageError", err.Error()).Err
+		}
+		return g.replay(ctx, c.ExecutionCount, all, out).Err
+	},
+	"reset": func(g *Group, _ context.Context, _ parsedCell, _ magic, _ kernel.Output) *kernel.ExecError {
+		// The worker resets itself (clientMagics); the journal starts
+		// again with this cell.
+		g.mu.Lock()
+		g.mu.journal, g.mu.lost = journal{}, nil
+		g.mu.Unlock()
+		return nil
+	},
 }
 
 // run runs a cell's Go code and the magics left to the workers, and
@@ -190,15 +185,15 @@ func (g *Group) Execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 // replayed), and taken off the journal's pending cells. lost is true
 // when the worker died before the cell, which then did not run: a
 // replayed cell must not run in a session its earlier cells are not in.
-func (g *Group) run(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output, replaying *replayCell) (res kernel.ExecuteResult, lost bool) {
-	n := g.checkSession(req)
+func (g *Group) run(ctx context.Context, c parsedCell, out kernel.Output, replaying *replayCell) (res kernel.ExecuteResult, lost bool) {
+	n := g.checkSession(c.ExecutionCount)
 	if n > 0 {
 		if replaying != nil {
 			return kernel.ExecuteResult{}, true
 		}
 		out.Stream("stderr", "gotrain: "+replayHint(n)+"\n")
 	}
-	res = g.execute(ctx, req, out)
+	res = g.execute(ctx, c, out)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if sessionLost(res.Err) {
@@ -206,7 +201,7 @@ func (g *Group) run(ctx context.Context, req kernel.ExecuteRequest, out kernel.O
 		if replaying != nil {
 			why = "died replaying cell ["
 		}
-		if n := g.loseLocked(why + strconv.Itoa(req.ExecutionCount) + "]"); n > 0 {
+		if n := g.loseLocked(why + strconv.Itoa(c.ExecutionCount) + "]"); n > 0 {
 			res.Err.Traceback = append(res.Err.Traceback, replayHint(n))
 		}
 		g.mu.journal = journal{}
@@ -218,17 +213,17 @@ func (g *Group) run(ctx context.Context, req kernel.ExecuteRequest, out kernel.O
 		j.session = g.mu.one.session()
 	}
 	if replaying == nil {
-		j.record(req, res)
+		j.record(c, res)
 		return res, false
 	}
 	if same, _ := replayed(*replaying, res); same || res.Err == nil {
 		// Ended as it did, or ran whole where it failed before: either
 		// way what it did is the session's now.
-		c := *replaying
+		e := *replaying
 		if !same {
-			c, _ = entry(req, res)
+			e, _ = entry(c, res)
 		}
-		j.cells = append(j.cells, c)
+		j.cells = append(j.cells, e)
 		if len(j.pending) > 0 {
 			j.pending = j.pending[1:]
 		}
@@ -251,9 +246,10 @@ func (g *Group) loseLocked(why string) int {
 // checkSession starts a fresh journal when the single worker is not the
 // one the journal's cells ran in: a worker that died between cells (killed
 // from outside, or by a goroutine of an earlier cell) has been replaced,
-// and req will run in the fresh one. The cells of the session that is gone
-// become %replay's, and checkSession returns how many there are.
-func (g *Group) checkSession(req kernel.ExecuteRequest) (lost int) {
+// and cell [count] will run in the fresh one. The cells of the session
+// that is gone become %replay's, and checkSession returns how many there
+// are.
+func (g *Group) checkSession(count int) (lost int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.mu.one == nil {
@@ -263,13 +259,13 @@ func (g *Group) checkSession(req kernel.ExecuteRequest) (lost int) {
 	if s == g.mu.journal.session {
 		return 0
 	}
-	lost = g.loseLocked("ended before cell [" + strconv.Itoa(req.ExecutionCount) + "]")
+	lost = g.loseLocked("ended before cell [" + strconv.Itoa(count) + "]")
 	g.mu.journal = journal{session: s}
 	return lost
 }
 
 // execute runs the cell's Go code and remaining magics on every worker.
-func (g *Group) execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
+func (g *Group) execute(ctx context.Context, c parsedCell, out kernel.Output) kernel.ExecuteResult {
 	g.mu.Lock()
 	one, many, job, stopped := g.mu.one, g.mu.many, g.mu.job, g.mu.stopped
 	g.mu.Unlock()
@@ -277,14 +273,14 @@ func (g *Group) execute(ctx context.Context, req kernel.ExecuteRequest, out kern
 	case stopped != "":
 		return errResult(enameWorkersStopped, fmt.Sprintf("the workers stopped (%s); run %%workers restart for a fresh set, or %%workers off for a single worker", stopped))
 	case one != nil:
-		return one.Execute(ctx, req, out)
+		return one.run(ctx, c, out)
 	}
-	return g.fanOut(ctx, req, out, many, job)
+	return g.fanOut(ctx, c, out, many, job)
 }
 
-// workersMagic runs one %workers line; ok is false when the cell must end
-// with res.
-func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output) (res kernel.ExecuteResult, ok bool) {
+// workersMagic runs one %workers line; an error ends the cell.
+func (g *Group) workersMagic(ctx context.Context, _ parsedCell, m magic, out kernel.Output) *kernel.ExecError {
+	arg := m.Arg
 	g.mu.Lock()
 	size, mpi := g.mu.size, g.mu.mpi
 	g.mu.Unlock()
@@ -292,7 +288,7 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 	switch {
 	case arg == "" || arg == "status":
 		out.Stream("stdout", g.status())
-		return kernel.ExecuteResult{}, true
+		return nil
 	case arg == "off" || arg == "stop":
 		n, mpi = 1, nil
 	case arg == "restart":
@@ -300,16 +296,16 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 	case strings.HasPrefix(arg, "-"):
 		spec, err := parseMPISpec(arg)
 		if err != nil {
-			return errResult("UsageError", err.Error()), false
+			return errResult("UsageError", err.Error()).Err
 		}
 		if _, err := g.checkMPI(spec); err != nil {
-			return errResult(enameWorkersFailed, err.Error()), false
+			return errResult(enameWorkersFailed, err.Error()).Err
 		}
 		n, mpi = spec.np, &spec
 	default:
 		var err error
 		if n, err = strconv.Atoi(arg); err != nil || n < 1 {
-			return errResult("UsageError", fmt.Sprintf("%%workers %s: want %%workers N (N ≥ 1) on this machine, -np N [--hostfile FILE] under mpirun, off, restart or status", arg)), false
+			return errResult("UsageError", fmt.Sprintf("%%workers %s: want %%workers N (N ≥ 1) on this machine, -np N [--hostfile FILE] under mpirun, off, restart or status", arg)).Err
 		}
 		mpi = nil
 	}
@@ -318,13 +314,13 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 	many, job, one := g.mu.many, g.mu.job, g.mu.one
 	g.mu.Unlock()
 	if err != nil {
-		return errResult(enameWorkersFailed, err.Error()), false
+		return errResult(enameWorkersFailed, err.Error()).Err
 	}
 	// Wait until every worker runs its session (they join each other first).
-	warm := kernel.ExecuteRequest{Code: "", Silent: true}
+	warm := parsedCell{ExecuteRequest: kernel.ExecuteRequest{Code: "", Silent: true}}
 	if one != nil {
-		if r := one.Execute(ctx, warm, kernel.Discard); r.Err != nil {
-			return kernel.ExecuteResult{Err: r.Err}, false
+		if r := one.run(ctx, warm, kernel.Discard); r.Err != nil {
+			return r.Err
 		}
 	} else if r := g.fanOut(ctx, warm, kernel.Discard, many, job); r.Err != nil {
 		g.mu.Lock()
@@ -338,10 +334,10 @@ func (g *Group) workersMagic(ctx context.Context, arg string, out kernel.Output)
 			res.Err.Traceback = append(res.Err.Traceback, "", "mpirun said:")
 			res.Err.Traceback = append(res.Err.Traceback, job.ownLines(40)...)
 		}
-		return res, false
+		return res.Err
 	}
 	out.Stream("stdout", g.status())
-	return kernel.ExecuteResult{}, true
+	return nil
 }
 
 func (g *Group) status() string {
@@ -368,9 +364,9 @@ func closeAll(cs []*Client) {
 	wg.Wait()
 }
 
-// fanOut runs req on every worker and merges their results. job is the
+// fanOut runs cell on every worker and merges their results. job is the
 // mpirun that started them, or nil.
-func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output, many []*Client, job *mpiJob) kernel.ExecuteResult {
+func (g *Group) fanOut(ctx context.Context, cell parsedCell, out kernel.Output, many []*Client, job *mpiJob) kernel.ExecuteResult {
 	n := len(many)
 	results := make([]kernel.ExecuteResult, n)
 	outs := make([]*rankOutput, n)
@@ -384,7 +380,7 @@ func (g *Group) fanOut(ctx context.Context, req kernel.ExecuteRequest, out kerne
 			o = outs[r]
 		}
 		go func() {
-			results[r] = c.Execute(ctx, req, o)
+			results[r] = c.run(ctx, cell, o)
 			done <- r
 		}()
 	}

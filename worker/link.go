@@ -79,12 +79,15 @@ type inputReply struct {
 	Err   string `json:"err,omitempty"` // the front end could not answer
 }
 
+// executeMsg is a cell as the worker runs it: its magics parsed, in order,
+// and its Go code with their lines blanked.
 type executeMsg struct {
-	Code           string `json:"code"`
-	Silent         bool   `json:"silent,omitempty"`
-	StoreHistory   bool   `json:"store_history,omitempty"`
-	AllowStdin     bool   `json:"allow_stdin,omitempty"`
-	ExecutionCount int    `json:"execution_count"`
+	Code           string  `json:"code"`
+	Magics         []magic `json:"magics,omitempty"`
+	Silent         bool    `json:"silent,omitempty"`
+	StoreHistory   bool    `json:"store_history,omitempty"`
+	AllowStdin     bool    `json:"allow_stdin,omitempty"`
+	ExecutionCount int     `json:"execution_count"`
 }
 
 // execError mirrors kernel.ExecError on the wire.

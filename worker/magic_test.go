@@ -3,10 +3,14 @@ package worker
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gotrain/gotrain/kernel"
 )
 
 func TestSplitMagics(t *testing.T) {
@@ -30,6 +34,77 @@ func TestSplitMagics(t *testing.T) {
 			}
 			if got, want := strings.Count(rest, "\n"), strings.Count(tt.code, "\n"); got != want {
 				t.Errorf("rest has %d lines, the cell %d: error positions would shift", got, want)
+			}
+		})
+	}
+}
+
+// TestMagicTable checks that every place a magic runs has its handler,
+// and that no place handles a magic the table does not say runs there.
+func TestMagicTable(t *testing.T) {
+	handled := map[place][]string{
+		inGroup:  slices.Sorted(maps.Keys(groupMagics)),
+		inClient: slices.Sorted(maps.Keys(clientMagics)),
+		inWorker: slices.Sorted(maps.Keys(workerMagics)),
+	}
+	for p, got := range handled {
+		var want []string
+		for _, d := range magics {
+			if d.runs&p != 0 {
+				want = append(want, d.name)
+			}
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s handles %q; the table says %q run there", placeNames[p], got, want)
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range magics {
+		if seen[d.name] || d.runs == 0 || len(d.usage) == 0 {
+			t.Errorf("magic %q: a second row, no place, or no usage: %+v", d.name, d)
+		}
+		seen[d.name] = true
+	}
+}
+
+// TestRunAt follows cells through the places: each runs its magics in
+// order and passes on those that act further on, and a magic that reaches
+// a place after the only one it acts at is refused.
+func TestRunAt(t *testing.T) {
+	tests := []struct {
+		name, code string
+		at         place
+		ran        []string // the magics run at the place
+		next       []string // the magics passed on
+		done       bool
+		err        string
+	}{
+		{"group takes its own", "%workers 2\n%reset\n%env A=1\nx", inGroup, []string{"workers", "reset"}, []string{"reset", "env"}, false, ""},
+		{"group: nothing left", "%workers 2\n%replay", inGroup, []string{"workers", "replay"}, nil, true, ""},
+		{"client keeps the worker's part of limit", "%help\n%limit memory 1GiB", inClient, []string{"help", "limit"}, []string{"limit"}, false, ""},
+		{"client: Go code goes on", "%help\nx := 1", inClient, []string{"help"}, nil, false, ""},
+		{"client without a group", "%help\n%workers 2", inClient, []string{"help"}, nil, false, "%workers: the kernel's Group runs it; this executor runs one worker's cells"},
+		{"worker", "!ls\n%time\n%go mod", inWorker, []string{"!", "time", "go"}, nil, true, ""},
+		{"no magics", "", inWorker, nil, nil, false, ""},
+		{"unknown", "%nope", inWorker, nil, nil, false, "line 1: unknown magic %nope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ran []string
+			next, done, err := parseCell(kernel.ExecuteRequest{Code: tt.code}).runAt(tt.at, func(m magic) *kernel.ExecError {
+				ran = append(ran, m.Name)
+				return nil
+			})
+			var names []string
+			for _, m := range next.magics {
+				names = append(names, m.Name)
+			}
+			if got := fmt.Sprint(err); tt.err != "" && (err == nil || !strings.HasPrefix(err.Value, tt.err)) || tt.err == "" && err != nil {
+				t.Fatalf("runAt(%q): error %s, want %q", tt.code, got, tt.err)
+			}
+			if !slices.Equal(ran, tt.ran) || tt.err == "" && (!slices.Equal(names, tt.next) || done != tt.done) {
+				t.Errorf("runAt(%q) ran %q, passed on %q, done %v; want %q, %q, %v", tt.code, ran, names, done, tt.ran, tt.next, tt.done)
 			}
 		})
 	}

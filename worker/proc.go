@@ -438,7 +438,7 @@ func (p *proc) sendJSON(k kind, v any) error {
 }
 
 // execute sends one cell and waits for its result or the worker's end.
-func (p *proc) execute(ctx context.Context, req kernel.ExecuteRequest, out kernel.Output) kernel.ExecuteResult {
+func (p *proc) execute(ctx context.Context, req parsedCell, out kernel.Output) kernel.ExecuteResult {
 	call := &cellCall{out: out, result: make(chan resultMsg, 1)}
 	p.mu.Lock()
 	if p.mu.exited {
@@ -448,7 +448,7 @@ func (p *proc) execute(ctx context.Context, req kernel.ExecuteRequest, out kerne
 	p.mu.cell = call
 	p.mu.Unlock()
 	p.errText.reset() // a crash report reads this cell's stderr, not an earlier one's
-	err := p.sendJSON(kindExecute, executeMsg{Code: req.Code, Silent: req.Silent, StoreHistory: req.StoreHistory,
+	err := p.sendJSON(kindExecute, executeMsg{Code: req.Code, Magics: req.magics, Silent: req.Silent, StoreHistory: req.StoreHistory,
 		AllowStdin: req.AllowStdin, ExecutionCount: req.ExecutionCount})
 	if err != nil {
 		// The read loop sees the broken link too and reports the exit.

@@ -43,8 +43,9 @@ type journal struct {
 
 // replayCell is one journaled cell.
 type replayCell struct {
-	count int    // its execution count, as the front end shows it
-	code  string // the code as the worker ran it (%workers lines blanked)
+	count  int     // its execution count, as the front end shows it
+	magics []magic // the magics that ran past the Group, but those the journal drops
+	code   string  // its Go code, the magics' lines blanked
 	// effects names what the cell does outside the session (its shell
 	// commands): %replay lists such a cell and runs it only when asked.
 	effects string
@@ -96,38 +97,41 @@ func failureOf(e *kernel.ExecError) *failure {
 
 // entry returns the journal's entry for a cell that ended as res, and
 // false when the cell is none of the session's record.
-func entry(req kernel.ExecuteRequest, res kernel.ExecuteResult) (replayCell, bool) {
-	code := req.Code
-	if req.Silent || !req.StoreHistory || strings.TrimSpace(code) == "" {
+func entry(c parsedCell, res kernel.ExecuteResult) (replayCell, bool) {
+	if c.Silent || !c.StoreHistory || len(c.magics) == 0 && strings.TrimSpace(c.Code) == "" {
 		return replayCell{}, false
 	}
 	f := failureOf(res.Err)
 	if res.Err != nil && f == nil {
 		return replayCell{}, false
 	}
-	ms, _ := splitMagics(code)
+	e := replayCell{count: c.ExecutionCount, code: c.Code, failed: f}
 	var effects []string
-	var resets []int
-	for _, m := range ms {
-		switch m.name {
-		case "!":
-			effects = append(effects, "!"+m.arg)
-		case "reset":
-			resets = append(resets, m.line) // a fresh worker needs none
+	for _, m := range c.magics {
+		d, _ := magicOf(m.Name)
+		switch d.journal {
+		case journalDrop:
+			continue
+		case journalEffect:
+			effects = append(effects, m.String())
 		}
+		e.magics = append(e.magics, m)
 	}
-	if resets != nil {
-		code = blankMagicLines(code, resets)
-	}
-	return replayCell{count: req.ExecutionCount, code: code, effects: strings.Join(effects, "; "), failed: f}, true
+	e.effects = strings.Join(effects, "; ")
+	return e, true
 }
 
 // record adds a cell that ended as res, if it is one of the session's
 // record.
-func (j *journal) record(req kernel.ExecuteRequest, res kernel.ExecuteResult) {
-	if c, ok := entry(req, res); ok {
-		j.cells = append(j.cells, c)
+func (j *journal) record(c parsedCell, res kernel.ExecuteResult) {
+	if e, ok := entry(c, res); ok {
+		j.cells = append(j.cells, e)
 	}
+}
+
+// cell is c as it runs again: its magics and its Go code.
+func (c replayCell) cell() parsedCell {
+	return parsedCell{ExecuteRequest: kernel.ExecuteRequest{Code: c.code, StoreHistory: true, ExecutionCount: c.count}, magics: c.magics}
 }
 
 // all is the session's whole record: the cells that ran, then those a
@@ -185,17 +189,17 @@ func parseReplay(arg string) (all bool, err error) {
 }
 
 // replay runs the cells of the session that died, in order, for the cell
-// req that says %replay, saying which it runs and which it skips; each is
+// [count] that says %replay, saying which it runs and which it skips; each is
 // journaled again as it was the first time. A cell that ends otherwise
 // than it did the first time stops the replay, which returns that cell's
 // error naming it; that cell and the ones after it stay in the journal
 // (pending) for the next %replay, after the cause is fixed. While the
 // workers are stopped (after a lost worker, until %workers restart) it
 // runs nothing and keeps every cell.
-func (g *Group) replay(ctx context.Context, req kernel.ExecuteRequest, all bool, out kernel.Output) kernel.ExecuteResult {
+func (g *Group) replay(ctx context.Context, count int, all bool, out kernel.Output) kernel.ExecuteResult {
 	// A worker that ended since the last cell leaves its cells to this
 	// replay, and the journal its session.
-	g.checkSession(req)
+	g.checkSession(count)
 	g.mu.Lock()
 	if stopped := g.mu.stopped; stopped != "" {
 		g.mu.Unlock()
@@ -228,7 +232,7 @@ func (g *Group) replay(ctx context.Context, req kernel.ExecuteRequest, all bool,
 			g.mu.Unlock()
 			continue
 		}
-		res, lost := g.run(ctx, kernel.ExecuteRequest{Code: c.code, StoreHistory: true, ExecutionCount: c.count}, out, &c)
+		res, lost := g.run(ctx, c.cell(), out, &c)
 		if lost {
 			// Journaled again, with the cells of the session that ended.
 			return errResult(enameWorkerExited, fmt.Sprintf("%%replay: the worker ended before cell [%d] ran; %%replay runs the whole session again", c.count))

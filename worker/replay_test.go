@@ -203,12 +203,12 @@ func TestIssue35Entry(t *testing.T) {
 		{"no history", kernel.ExecuteRequest{Code: "x := 1"}, kernel.ExecuteResult{}, false, replayCell{}},
 		{"blank", req(" \n\t"), kernel.ExecuteResult{}, false, replayCell{}},
 		{"shell command", req("!echo a\n!echo b\nx := 1"), kernel.ExecuteResult{}, true,
-			replayCell{count: 4, code: "!echo a\n!echo b\nx := 1", effects: "!echo a; !echo b"}},
+			replayCell{count: 4, magics: []magic{{1, "!", "echo a"}, {2, "!", "echo b"}}, code: "\n\nx := 1", effects: "!echo a; !echo b"}},
 		{"reset blanked", req("%reset\nx := 1"), kernel.ExecuteResult{}, true, replayCell{count: 4, code: "\nx := 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, kept := entry(tt.req, tt.res)
+			got, kept := entry(parseCell(tt.req), tt.res)
 			if kept != tt.kept || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("entry(%q, %+v) = %+v, %v; want %+v, %v", tt.req.Code, tt.res.Err, got, kept, tt.want, tt.kept)
 			}

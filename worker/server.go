@@ -280,61 +280,96 @@ func (s *server) execute(shellCtx context.Context, m executeMsg) {
 }
 
 func (s *server) run(shellCtx context.Context, m executeMsg, out *cellOutput) kernel.ExecuteResult {
-	ms, code := splitMagics(m.Code)
-	if err := checkMagics(ms); err != nil {
-		return errResult("UnknownMagic", err.Error())
-	}
-	var timer *cellTimer
-	for _, mg := range ms {
-		var err *kernel.ExecError
-		switch mg.name {
-		case "!":
-			err = s.shell(shellCtx, mg)
-		case "env":
-			err = envMagic(mg, out)
-		case "limit":
-			err = limitMagic(mg, out)
-		case "time":
-			timer = startTimer()
-		case "go":
-			// The session's module commands, which the session runs.
-			if res := s.exec.Execute(context.Background(), kernel.ExecuteRequest{Code: "%go " + mg.arg}, out); res.Err != nil {
-				err = res.Err
-			}
-		}
-		// %help and %reset are the kernel's; it removes them before the
-		// cell gets here.
-		if err != nil {
-			return kernel.ExecuteResult{Err: err}
-		}
+	c := parsedCell{ExecuteRequest: kernel.ExecuteRequest{Code: m.Code, Silent: m.Silent, StoreHistory: m.StoreHistory,
+		AllowStdin: m.AllowStdin, ExecutionCount: m.ExecutionCount}, magics: m.Magics}
+	r := &workerCell{shellCtx: shellCtx, out: out}
+	c, done, err := c.runAt(inWorker, func(mg magic) *kernel.ExecError { return workerMagics[mg.Name](s, r, mg) })
+	if err != nil {
+		return kernel.ExecuteResult{Err: err}
 	}
 	var res kernel.ExecuteResult
-	if strings.TrimSpace(code) != "" || ms == nil {
-		req := kernel.ExecuteRequest{Code: code, Silent: m.Silent, StoreHistory: m.StoreHistory,
-			AllowStdin: m.AllowStdin, ExecutionCount: m.ExecutionCount}
-		res = s.exec.Execute(context.Background(), req, out)
+	if !done {
+		res = s.exec.Execute(context.Background(), c.ExecuteRequest, out)
 	}
-	if timer != nil {
+	if r.timer != nil {
 		flushC()
 		s.capt.Flush()
-		out.Stream("stdout", timer.report())
+		out.Stream("stdout", r.timer.report())
 	}
 	return res
+}
+
+// workerCell is what the worker's magics of one cell share.
+type workerCell struct {
+	shellCtx context.Context // ends on interrupt: it stops the cell's `!cmd`s
+	out      *cellOutput
+	timer    *cellTimer // started by %time; nil without
+}
+
+// workerMagics are the magics the worker's server runs, by name (see
+// magics).
+var workerMagics = map[string]func(s *server, r *workerCell, m magic) *kernel.ExecError{
+	"!": func(s *server, r *workerCell, m magic) *kernel.ExecError { return s.shell(r.shellCtx, m) },
+	"env": func(_ *server, r *workerCell, m magic) *kernel.ExecError {
+		return envMagic(m, r.out)
+	},
+	"limit": func(_ *server, r *workerCell, m magic) *kernel.ExecError {
+		return limitMagic(m, r.out)
+	},
+	"time": func(_ *server, r *workerCell, _ magic) *kernel.ExecError {
+		r.timer = startTimer()
+		return nil
+	},
+	"go": func(s *server, r *workerCell, m magic) *kernel.ExecError {
+		return goMagic(s.exec, m, r.out)
+	},
+}
+
+// goModules is a session whose go.mod cells build with (package session's
+// Session): %go's commands reach it as calls.
+type goModules interface {
+	GoGet(module string) error
+	ModuleFile() string
+}
+
+// goMagic is %go: `get MODULE[@VERSION]` or `mod`.
+func goMagic(exec kernel.Executor, m magic, out kernel.Output) *kernel.ExecError {
+	mods, ok := exec.(goModules)
+	f := strings.Fields(m.Arg)
+	switch {
+	case !ok:
+		return errResult("UsageError", "%go: this worker's session has no go.mod").Err
+	case len(f) == 2 && f[0] == "get":
+		if err := mods.GoGet(f[1]); err != nil {
+			return &kernel.ExecError{Name: "GoGetError", Value: err.Error(), Traceback: []string{err.Error()}}
+		}
+		out.Stream("stdout", "go get "+f[1]+": done\n")
+		return nil
+	case len(f) == 1 && f[0] == "mod":
+		b, err := os.ReadFile(mods.ModuleFile())
+		if err != nil {
+			return &kernel.ExecError{Name: "GoModError", Value: err.Error()}
+		}
+		out.Stream("stdout", string(b))
+		return nil
+	}
+	msg := "want %go get MODULE[@VERSION] or %go mod, got " + m.String()
+	return &kernel.ExecError{Name: "UsageError", Value: msg, Traceback: []string{msg}}
 }
 
 // shell runs a `!cmd` line with /bin/sh. Its output goes to fds 1 and 2,
 // which the capture reads like any other output of the cell; an interrupt
 // kills its process group.
 func (s *server) shell(ctx context.Context, m magic) *kernel.ExecError {
-	if m.arg == "" {
-		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("line %d: `!` needs a command, as in `!ls -l`", m.line)}
+	if m.Arg == "" {
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("line %d: `!` needs a command, as in `!ls -l`", m.Line)}
 	}
 	s.capt.Flush()
-	cmd := exec.Command("/bin/sh", "-c", m.arg)
+	cmd := exec.Command("/bin/sh", "-c", m.Arg)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %v", m.arg, err)}
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %v", m.Arg, err)}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -347,22 +382,22 @@ func (s *server) shell(ctx context.Context, m magic) *kernel.ExecError {
 	err := cmd.Wait()
 	close(done)
 	if ctx.Err() != nil {
-		return &kernel.ExecError{Name: "Interrupted", Value: "interrupted", Traceback: []string{fmt.Sprintf("Interrupted: !%s was killed", m.arg)}}
+		return &kernel.ExecError{Name: "Interrupted", Value: "interrupted", Traceback: []string{fmt.Sprintf("Interrupted: !%s was killed", m.Arg)}}
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %s", m.arg, exit.ProcessState),
-			Traceback: []string{fmt.Sprintf("ShellError: line %d: !%s: %s", m.line, m.arg, exit.ProcessState)}}
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %s", m.Arg, exit.ProcessState),
+			Traceback: []string{fmt.Sprintf("ShellError: line %d: !%s: %s", m.Line, m.Arg, exit.ProcessState)}}
 	}
 	if err != nil {
-		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %v", m.arg, err)}
+		return &kernel.ExecError{Name: "ShellError", Value: fmt.Sprintf("!%s: %v", m.Arg, err)}
 	}
 	return nil
 }
 
 // envMagic is %env: list, show one, or set one variable.
 func envMagic(m magic, out kernel.Output) *kernel.ExecError {
-	arg := m.arg
+	arg := m.Arg
 	if arg == "" {
 		env := os.Environ()
 		sort.Strings(env)
@@ -394,7 +429,7 @@ func envMagic(m magic, out kernel.Output) *kernel.ExecError {
 
 // limitMagic is %limit: show or set the worker's memory limit.
 func limitMagic(m magic, out kernel.Output) *kernel.ExecError {
-	n, set, err := parseLimit(m.arg)
+	n, set, err := parseLimit(m.Arg)
 	if err != nil {
 		return &kernel.ExecError{Name: "UsageError", Value: err.Error()}
 	}

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -230,6 +231,21 @@ func (f *fakeExec) IsComplete(code string) kernel.IsCompleteResult {
 }
 
 func (f *fakeExec) Running() bool { return f.running.Load() }
+
+// GoGet and ModuleFile make the fake a session with a go.mod, which %go
+// calls: a module got is the variable gomod, the go.mod is the
+// repository's.
+func (f *fakeExec) GoGet(module string) error {
+	if strings.HasPrefix(module, "bad") {
+		return errors.New("go get " + module + ": no such module")
+	}
+	f.mu.Lock()
+	f.vars["gomod"] = module
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeExec) ModuleFile() string { return "../go.mod" }
 
 func (f *fakeExec) Interrupt() {
 	if !f.running.Load() {
@@ -492,6 +508,21 @@ func TestMagics(t *testing.T) {
 	res, _ = run(t, c, "%timeit\nout x")
 	if res.Err == nil || res.Err.Name != "UnknownMagic" || !strings.Contains(res.Err.Value, "%timeit") || !strings.Contains(res.Err.Value, "%reset") {
 		t.Errorf("%%timeit: %+v, want UnknownMagic naming it and listing the magics", res)
+	}
+	if _, out := mustRun(t, c, "%go get example.com/m@v1.2.0"); out.text("stdout") != "go get example.com/m@v1.2.0: done\n" {
+		t.Errorf("%%go get: %q", out.events)
+	}
+	if v, _ := mustRun(t, c, "get gomod"); v != "example.com/m@v1.2.0" {
+		t.Errorf("the session was asked to get %q, want example.com/m@v1.2.0", v)
+	}
+	if _, out := mustRun(t, c, "%go mod"); !strings.HasPrefix(out.text("stdout"), "module github.com/gotrain/gotrain\n") {
+		t.Errorf("%%go mod: %q", out.events)
+	}
+	if res, _ := run(t, c, "%go get bad/module"); res.Err == nil || res.Err.Name != "GoGetError" || res.Err.Value != "go get bad/module: no such module" {
+		t.Errorf("%%go get of a bad module: %+v, want its GoGetError", res.Err)
+	}
+	if res, _ := run(t, c, "%go  list  all"); res.Err == nil || res.Err.Name != "UsageError" || res.Err.Value != "want %go get MODULE[@VERSION] or %go mod, got %go list  all" {
+		t.Errorf("%%go list all: %+v, want the usage", res.Err)
 	}
 	if _, out := mustRun(t, c, "%help"); !strings.Contains(strings.Join(out.events, ""), "%reset") {
 		t.Errorf("%%help: %q", out.events)
