@@ -63,7 +63,7 @@ type magicDef struct {
 // else: TestMagicTable checks it.
 var magics = []magicDef{
 	{name: "!", runs: inWorker, journal: journalEffect, usage: [][2]string{
-		{"!CMD", "run CMD with /bin/sh in the worker's directory; output streams into the cell, a non-zero exit status is an error"}}},
+		{"!CMD", "run CMD with `/bin/sh` in the worker's directory; output streams into the cell, a non-zero exit status is an error"}}},
 	{name: "help", runs: inClient, usage: [][2]string{
 		{"%help", "show this table"}}},
 	{name: "env", runs: inWorker, usage: [][2]string{
@@ -73,10 +73,10 @@ var magics = []magicDef{
 	{name: "reset", runs: inGroup | inClient, journal: journalDrop, usage: [][2]string{
 		{"%reset", "replace the worker with a fresh one: every variable is gone, the kernel stays"}}},
 	{name: "replay", runs: inGroup, journal: journalDrop, usage: [][2]string{
-		{"%replay [all]", "after a worker died, re-run the cells that changed its session, in order, in the fresh one (not the cell that killed it); a cell that failed after it ran must fail the same way again; a replay that stops keeps the cells it did not run for the next %replay; cells with shell commands are listed and skipped unless all is given"}}},
+		{"%replay [all]", "after a worker died, re-run the cells that changed its session, in order, in the fresh one (not the cell that killed it); a cell that failed after it ran must fail the same way again; a replay that stops keeps the cells it did not run for the next `%replay`; cells with shell commands are listed and skipped unless all is given"}}},
 	{name: "workers", runs: inGroup, journal: journalDrop, usage: [][2]string{
-		{"%workers [N|off|restart|status]", "run every later cell on N worker processes of one strategy.NewMultiWorkerMirrored (worker 0's output is shown; a worker that fails or dies is reported by number), back on one, on a fresh set, or show them"},
-		{"%workers -np N [--hostfile FILE] [--host H,…] [--address ADDR]", "the same with N workers started by mpirun, on this machine or the hosts given, reducing through MPI (ADDR: where the kernel listens for them)"}}},
+		{"%workers [N|off|restart|status]", "run every later cell on N worker processes of one `strategy.NewMultiWorkerMirrored` (worker 0's output is shown; a worker that fails or dies is reported by number), back on one, on a fresh set, or show them"},
+		{"%workers -np N [--hostfile FILE] [--host H,…] [--address ADDR]", "the same with N workers started by `mpirun`, on this machine or the hosts given, reducing through MPI (ADDR: where the kernel listens for them)"}}},
 	{name: "limit", runs: inClient | inWorker, usage: [][2]string{
 		{"%limit [memory SIZE|off]", "show or set the worker's memory limit (`8GiB`, `512MiB`); a fresh worker keeps it"}}},
 	{name: "go", runs: inWorker, usage: [][2]string{
@@ -215,7 +215,9 @@ func helpText() (markdown, plain string) {
 	pl.WriteString("gotrain magics (in a cell's first lines, before any Go code):\n")
 	for _, d := range magics {
 		for _, u := range d.usage {
-			fmt.Fprintf(&md, "| `%s` | %s |\n", u[0], u[1])
+			// A table cell ends at a '|', in a code span too (GitHub's
+			// and JupyterLab's Markdown), so the Markdown escapes it.
+			fmt.Fprintf(&md, "| `%s` | %s |\n", strings.ReplaceAll(u[0], "|", `\|`), strings.ReplaceAll(u[1], "|", `\|`))
 			fmt.Fprintf(&pl, "  %-26s %s\n", u[0], u[1])
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -191,4 +192,17 @@ func FuzzReadFrame(f *testing.F) {
 		}
 		b.Close()
 	})
+}
+
+// TestReadmeMagics holds the README's table of magics to the table %help
+// prints, so that the two cannot drift apart.
+func TestReadmeMagics(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := helpText()
+	if !strings.Contains(string(readme), "\n"+md+"\n") {
+		t.Errorf("README.md's table of magics is not %%help's; want these lines, as a paragraph of their own:\n%s", md)
+	}
 }
