@@ -24,6 +24,12 @@ const wait = 10 * time.Second
 // floodLines is how many 64 KiB lines the "flood" cell prints.
 const floodLines = 640
 
+// floodWait bounds the "flood" cell's request: its 40 MiB of streams took
+// 3.4 s under -race on the two-core machine at a load of 5, and more than
+// wait at a load of 13 (another package's -race tests beside it). The
+// bound only tells a kernel that stopped serving from a slow one.
+const floodWait = 6 * wait
+
 // quiet is how long a test waits to be fairly sure something does not
 // happen (a reply to a forged message).
 const quiet = 300 * time.Millisecond
@@ -232,6 +238,13 @@ func (h *harness) stop1() {
 // request sends msgType on ch and returns the reply and the request's
 // iopub messages up to its idle status.
 func (h *harness) request(ch kerneltest.Channel, msgType string, content any) (*kerneltest.Msg, []*kerneltest.Msg) {
+	h.t.Helper()
+	return h.requestWithin(ch, msgType, content, wait)
+}
+
+// requestWithin is request with its own bound on the reply and on the
+// idle status that follows it.
+func (h *harness) requestWithin(ch kerneltest.Channel, msgType string, content any, wait time.Duration) (*kerneltest.Msg, []*kerneltest.Msg) {
 	h.t.Helper()
 	id, err := h.c.Send(ch, msgType, content)
 	if err != nil {

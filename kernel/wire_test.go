@@ -147,7 +147,7 @@ func TestIssue15SlowSubscriber(t *testing.T) {
 		t.Fatalf("no iopub_welcome for the stuck subscriber within %v", wait)
 	}
 
-	reply, io := h.request(kt.Shell, "execute_request", obj{"code": "flood"})
+	reply, io := h.requestWithin(kt.Shell, "execute_request", obj{"code": "flood"}, floodWait)
 	if reply.Content["status"] != "ok" {
 		t.Errorf("execute_reply %v", reply.Content)
 	}
