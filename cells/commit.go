@@ -10,12 +10,19 @@ import (
 	"strings"
 )
 
-// commit is the commit stage, the only one that changes what later cells
-// see: it takes a loaded cell, with the objects describing its names, and
-// makes its declarations the newest of their names. It gives the notes
-// that say which earlier functions a redefinition leaves on the old
+// commit is the commit stage, the only one that changes the session's
+// tables: it takes a loaded cell and the hash of its source, keeps a new
+// build under that hash with the objects describing its names and what its
+// functions read, makes its declarations the newest of their names, and
+// remembers the cell's source for a run of it unchanged. It gives the
+// notes that say which earlier functions a redefinition leaves on the old
 // definition (bind.go).
-func (c *Compiler) commit(u *unit, cell *Cell) []string {
+func (c *Compiler) commit(u *unit, cell *Cell, key string, reused bool) []string {
+	if !reused {
+		c.byHash[key] = cell
+		cell.objs, cell.viewImp = c.objects(u, cell)
+		c.keepDeps(u, cell.objs)
+	}
 	var notices []string
 	var types [][2]*object // earlier types this cell declares anew, and what replaces each
 	for _, o := range cell.objs {
@@ -57,6 +64,10 @@ func (c *Compiler) commit(u *unit, cell *Cell) []string {
 		}
 	}
 	sort.Strings(notices)
+	if len(c.recent) >= maxRecent {
+		c.recent = map[string]recentCell{}
+	}
+	c.recent[u.code] = recentCell{c.gen, cell}
 	return notices
 }
 

@@ -249,15 +249,8 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.byHash[key] = cell
-		cell.objs, cell.viewImp = c.objects(u, cell)
-		c.keepDeps(u, cell.objs)
 	}
 	cell.Reused = reused
-	cell.Notices = c.commit(u, cell)
-	if len(c.recent) >= maxRecent {
-		c.recent = map[string]recentCell{}
-	}
-	c.recent[code] = recentCell{c.gen, cell}
+	cell.Notices = c.commit(u, cell, key, reused)
 	return cell, nil
 }
