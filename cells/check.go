@@ -40,12 +40,16 @@ type unit struct {
 	// by "Type.method".
 	again    map[string]*object
 	againSrc map[string]string
-	deps     *cellDeps // what the cell's functions read (deps.go); set by generate
 	// rebound are the earlier objects this cell's declarations of the same
 	// name and type (a variable) or signature (a function) bind to
 	// (bind.go): the variable's storage, the function's slot.
 	rebound map[string]*object
-	refs    map[string][]ref // what each function names (bind.go); set by generate
+	// cell is the build the cell becomes, numbered once its source's hash
+	// says it is a new one; objs describe its top-level names for later
+	// cells, which see them through viewImp (objects).
+	cell    *Cell
+	objs    []*object
+	viewImp map[string]string
 }
 
 // ownMethods returns the "Type.method" names of the methods a cell
@@ -78,8 +82,8 @@ func sortedKeys[V any](m map[string]V) []string {
 // its imports (building them with the Toolchain), and type-checks it
 // against the view of the earlier cells, twice: phase A learns the types
 // of its top-level variables, phase B checks the cell as it compiles, its
-// variables at package level. It gives a unit for generate, or the cell's
-// errors.
+// variables at package level. It gives a unit for generate, with the
+// objects describing the cell's names, or the cell's errors.
 func (c *Compiler) prepare(code string) (*unit, error) {
 	return c.prepareWith(code, nil)
 }
@@ -250,6 +254,8 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 			return c.prepareWith(code, add)
 		}
 	}
+	u.cell = &Cell{}
+	u.objs, u.viewImp = c.objects(u)
 	return u, nil
 }
 

@@ -11,17 +11,23 @@ import (
 )
 
 // commit is the commit stage, the only one that changes the session's
-// tables: it takes a loaded cell and the hash of its source, keeps a new
-// build under that hash with the objects describing its names and what its
-// functions read, makes its declarations the newest of their names, and
-// remembers the cell's source for a run of it unchanged. It gives the
-// notes that say which earlier functions a redefinition leaves on the old
-// definition (bind.go).
-func (c *Compiler) commit(u *unit, cell *Cell, key string, reused bool) []string {
+// tables: it takes a loaded cell with what check and generate gave, keeps
+// a new build under its source's hash with the objects describing its
+// names and what its functions read and name, makes its declarations the newest of their names, and
+// remembers the cell's source for a run of it unchanged. It
+// gives the notes that say which earlier functions a redefinition leaves
+// on the old definition (bind.go).
+func (c *Compiler) commit(u *unit, gen *generated, cell *Cell, reused bool) []string {
 	if !reused {
-		c.byHash[key] = cell
-		cell.objs, cell.viewImp = c.objects(u, cell)
-		c.keepDeps(u, cell.objs)
+		for _, o := range u.objs {
+			if o.cell == cell {
+				o.typeKey = strings.ReplaceAll(o.typeKey, placeholderPath, cell.path)
+			}
+		}
+		keepDeps(gen.deps, u.objs)
+		keepRefs(gen.refs, cell, u.objs)
+		cell.objs, cell.viewImp = u.objs, u.viewImp
+		c.byHash[gen.hash] = cell
 	}
 	var notices []string
 	var types [][2]*object // earlier types this cell declares anew, and what replaces each
@@ -71,8 +77,11 @@ func (c *Compiler) commit(u *unit, cell *Cell, key string, reused bool) []string
 	return notices
 }
 
-// objects describes the top-level names a cell declares, for later cells.
-func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
+// objects describes the top-level names a checked cell declares, for later
+// cells, as u.cell's: their keys name the cell by placeholderPath until
+// commit knows its path.
+func (c *Compiler) objects(u *unit) ([]*object, map[string]string) {
+	cell := u.cell
 	viewImp := map[string]string{}
 	for n, p := range u.imports {
 		viewImp[n] = p
@@ -126,7 +135,7 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		o := objs[len(objs)-1]
 		o.access, o.full = "", src
 		if fn := methodOf(u.pkg, base, fd.Name.Name); fn != nil && methodSlot(fd) {
-			o.typeKey, o.slot = c.methodKey(fn, cell.path), cell
+			o.typeKey, o.slot = c.methodKey(fn, placeholderPath), cell
 			if old := u.rebound[key]; old != nil {
 				o.slot = old.slot
 			}
@@ -139,7 +148,7 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 				add(d.Name.Name, objFunc, c.printNode(d), d.Pos())
 				o := objs[len(objs)-1]
 				if fn, ok := u.pkg.Scope().Lookup(d.Name.Name).(*types.Func); ok && fn.Signature().TypeParams() == nil {
-					o.typeKey, o.slot = c.sigKey(fn.Signature(), cell.path), cell
+					o.typeKey, o.slot = c.sigKey(fn.Signature(), placeholderPath), cell
 					if old := u.rebound[o.name]; old != nil {
 						o.slot = old.slot
 					}
@@ -180,7 +189,7 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 		} else {
 			add(v.name, objVar, "var "+v.name+" "+spell(v.typ), v.pos)
 		}
-		objs[len(objs)-1].typeKey = c.typeKey(v.typ, cell.path)
+		objs[len(objs)-1].typeKey = c.typeKey(v.typ, placeholderPath)
 	}
 	// A variable declared again with its type stays the earlier one.
 	for _, name := range sortedKeys(u.rebound) {
@@ -188,7 +197,6 @@ func (c *Compiler) objects(u *unit, cell *Cell) ([]*object, map[string]string) {
 			objs = append(objs, o)
 		}
 	}
-	keepRefs(u, cell, objs)
 	// A view keeps only the imports its declarations name: every later
 	// check resolves each one again, which made checking grow with the
 	// session (issue 24). A name followed by a dot is how a declaration

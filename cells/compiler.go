@@ -2,8 +2,6 @@ package cells
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -230,16 +228,15 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(gen))
-	key := hex.EncodeToString(sum[:])
-	cell, reused := c.byHash[key]
+	cell, reused := c.byHash[gen.hash]
 	if !reused {
+		cell = u.cell
 		// Numbered across the process: a plugin path loads only once,
 		// whichever session loads it.
-		seq := cellSeq.Add(1)
-		n := strconv.FormatInt(seq, 10)
-		cell = &Cell{path: pathPrefix + n, alias: "_gtc" + n, seq: seq}
-		cell.source = strings.ReplaceAll(gen, placeholderPath, cell.path)
+		cell.seq = cellSeq.Add(1)
+		n := strconv.FormatInt(cell.seq, 10)
+		cell.path, cell.alias = pathPrefix+n, "_gtc"+n
+		cell.source = strings.ReplaceAll(gen.source, placeholderPath, cell.path)
 		so, err := c.build(ctx, cell)
 		if err != nil {
 			return nil, err
@@ -251,6 +248,6 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		}
 	}
 	cell.Reused = reused
-	cell.Notices = c.commit(u, cell, key, reused)
+	cell.Notices = c.commit(u, gen, cell, reused)
 	return cell, nil
 }
