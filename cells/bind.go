@@ -211,7 +211,7 @@ func (c *Compiler) rebindFuncs(u *unit) {
 // cell's type it does not declare, with the receiver and signature they
 // had, whose slot they take. It returns the types of the cell's other
 // methods, new ones or ones with another signature: the cell must declare
-// those types again (prepareWith).
+// those types again (check).
 func (c *Compiler) rebindMethods(u *unit) map[string]*object {
 	again := map[string]*object{}
 	for _, d := range u.fileB.Decls {

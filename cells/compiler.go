@@ -210,17 +210,23 @@ func (c *Compiler) Compile(ctx context.Context, code string) (cell *Cell, err er
 }
 
 // compile runs the stages one after the other, each taking what the one
-// before gave: split and check (check.go, split.go) give a unit, generate
+// before gave: resolve (resolve.go) the cell's parts and imports, check
+// (check.go) a unit with the objects describing its names, generate
 // (gen.go) the package's source, build (build.go) the plugin, load
 // (load.go) the cell's statements, commit (commit.go) the notes. Only
-// commit changes what later cells see.
+// commit changes the session's tables; a source already built skips
+// build and load.
 func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if r, ok := c.recent[code]; ok && r.gen == c.gen {
 		r.cell.Reused, r.cell.Notices = true, nil
 		return r.cell, nil
 	}
 	c.freshFileSet()
-	u, err := c.prepare(code)
+	r, err := c.resolve(code)
+	if err != nil {
+		return nil, err
+	}
+	u, err := c.check(r)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ type Symbol struct {
 // ignored, and so is a cell that does not parse completely.
 func (c *Compiler) loose(code string) (*ast.File, *types.Info, *types.Package) {
 	c.freshFileSet()
-	imps, decls, stmts := sortSegments(code, true)
+	imps, decls, stmts := sortSegments(code, split(code), true)
 	imports := map[string]string{}
 	for n, p := range c.imports {
 		imports[n] = p
