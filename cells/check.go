@@ -92,7 +92,7 @@ func (c *Compiler) check(r *resolved) (*unit, error) {
 func (c *Compiler) checkWith(r *resolved, again map[string]*object) (*unit, error) {
 	u := &unit{code: r.code, segs: r.segs, imports: r.imports, own: r.own, hidden: map[string]string{},
 		again: again, againSrc: map[string]string{}}
-	src := c.source(r, again, u.againSrc)
+	src := c.source(r, again, u.againSrc, false)
 	var err error
 	if u.fileA, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
@@ -159,17 +159,34 @@ func (c *Compiler) checkWith(r *resolved, again map[string]*object) (*unit, erro
 	return u, nil
 }
 
+// checkTolerant is check in the tolerant mode of completion and
+// inspection: the cell's file as written, bodies included, checked once
+// with its errors ignored, so that a cell being typed still says what its
+// names denote. It gives a unit with fileA, info and pkg only; nil for a
+// cell with no file to check.
+func (c *Compiler) checkTolerant(r *resolved) *unit {
+	file, _ := parser.ParseFile(c.fset, genFile, c.source(r, nil, nil, true), parser.SkipObjectResolution|parser.AllErrors)
+	if file == nil {
+		return nil
+	}
+	pkg, info, _ := c.typeCheck(file, c.viewFiles(topNames(file)))
+	return &unit{code: r.code, segs: r.segs, imports: r.imports, own: r.own, fileA: file, pkg: pkg, info: info}
+}
+
 // source is the file check parses: the cell's imports with the session's,
 // its declarations with those of the earlier types again (their earlier
 // methods it does not declare go to againSrc, by "Type.method"), and its
-// statements as the body of cellFunc.
-func (c *Compiler) source(r *resolved, again map[string]*object, againSrc map[string]string) string {
+// statements as the body of cellFunc. The tolerant mode leaves out the
+// run-time package, which completion must not offer.
+func (c *Compiler) source(r *resolved, again map[string]*object, againSrc map[string]string, tolerant bool) string {
 	var b strings.Builder
 	// What the cell did not write is in another file, so that no error or
 	// position of it is taken for one of the cell.
 	b.WriteString("package main\n//line " + genFile + ":1\n")
 	writeImports(&b, r.imports)
-	fmt.Fprintf(&b, "import _gtrt %q\n", rtPath)
+	if !tolerant {
+		fmt.Fprintf(&b, "import _gtrt %q\n", rtPath)
+	}
 	b.WriteString(r.decls)
 	if len(again) > 0 {
 		// Outside the cell's file likewise; the cell's own methods

@@ -222,7 +222,7 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		return r.cell, nil
 	}
 	c.freshFileSet()
-	r, err := c.resolve(code)
+	r, err := c.resolve(code, false)
 	if err != nil {
 		return nil, err
 	}

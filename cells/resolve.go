@@ -33,8 +33,10 @@ type resolved struct {
 // parses it once, binds its imports to names and has the Toolchain build
 // them (fetching their modules), and finds the earlier types the cell
 // declares again. It gives what check needs, or the cell's syntax and
-// import errors.
-func (c *Compiler) resolve(code string) (*resolved, error) {
+// import errors. The tolerant mode, for completion and inspection, gives
+// no errors: it takes what parses of a cell being typed, and leaves out
+// the imports that do not resolve.
+func (c *Compiler) resolve(code string, tolerant bool) (*resolved, error) {
 	r := &resolved{code: code, segs: split(code), imports: map[string]string{}, own: map[string]string{},
 		methods: map[string]bool{}, again: map[string]*object{}}
 	for n, p := range c.imports {
@@ -42,11 +44,21 @@ func (c *Compiler) resolve(code string) (*resolved, error) {
 	}
 	imps, decls, stmts := sortSegments(code, r.segs, true)
 	r.decls, r.stmts = decls, stmts
-	f, err := parser.ParseFile(c.fset, genFile, "package main\n"+imps+decls+"//line "+genFile+":1\nfunc "+cellFunc+"() {\n"+stmts+"\n}\n", parser.SkipObjectResolution)
+	mode := parser.SkipObjectResolution
+	if tolerant {
+		mode |= parser.AllErrors
+	}
+	f, err := parser.ParseFile(c.fset, genFile, "package main\n"+imps+decls+"//line "+genFile+":1\nfunc "+cellFunc+"() {\n"+stmts+"\n}\n", mode)
+	if tolerant {
+		if f != nil {
+			c.bindImports(r, f.Imports, true)
+		}
+		return r, nil
+	}
 	if err != nil {
 		return nil, syntaxErrors(err)
 	}
-	if err := c.bindImports(r, f.Imports); err != nil {
+	if err := c.bindImports(r, f.Imports, false); err != nil {
 		return nil, err
 	}
 	if err := c.tc.Require(r.importPaths()); err != nil {
@@ -76,11 +88,18 @@ func (c *Compiler) resolve(code string) (*resolved, error) {
 
 // bindImports binds each of the cell's imports to its name: the one it
 // gives, or the package's; a blank import gets a name of its own, so that
-// generate keeps it.
-func (c *Compiler) bindImports(r *resolved, imports []*ast.ImportSpec) error {
+// generate keeps it. The tolerant mode leaves out what does not resolve,
+// and the imports without a name to use.
+func (c *Compiler) bindImports(r *resolved, imports []*ast.ImportSpec, tolerant bool) error {
 	for _, is := range imports {
 		path, _ := strconv.Unquote(is.Path.Value)
+		if tolerant && c.tc.Require([]string{path}) != nil {
+			continue
+		}
 		name, err := c.importName(is, path)
+		if tolerant && (err != nil || name == "_") {
+			continue
+		}
 		if err != nil {
 			return err
 		}
