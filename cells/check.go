@@ -94,7 +94,11 @@ func (c *Compiler) checkWith(r *resolved, again map[string]*object) (*unit, erro
 		again: again, againSrc: map[string]string{}}
 	src := c.source(r, again, u.againSrc, false)
 	var err error
-	if u.fileA, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
+	if len(again) == 0 {
+		// The file resolve parsed is this source's but for where its
+		// imports are written, which phase A does not depend on.
+		u.fileA = r.file
+	} else if u.fileA, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
 	}
 	if u.fileB, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {

@@ -3,6 +3,7 @@ package cells
 import (
 	"go/ast"
 	"go/parser"
+	"go/token"
 	"sort"
 	"strconv"
 )
@@ -27,6 +28,9 @@ type resolved struct {
 	// cell is one, so the cell declares such a type again, with its
 	// earlier methods (check).
 	again map[string]*object
+	// file is the parse, with the imports check's source has; check's
+	// phase A takes it when no type is declared again.
+	file *ast.File
 }
 
 // resolve is the resolve stage: it takes a cell's source, splits it and
@@ -83,6 +87,20 @@ func (c *Compiler) resolve(code string, tolerant bool) (*resolved, error) {
 		}
 		r.again[base] = o
 	}
+	// The imports as check's source writes them: by the names bound here,
+	// with the run-time package's.
+	kept := f.Decls[:0]
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); !ok || gd.Tok != token.IMPORT {
+			kept = append(kept, d)
+		}
+	}
+	f.Decls, f.Imports = kept, nil
+	addImport(f, "_gtrt", rtPath)
+	for _, n := range sortedKeys(r.imports) {
+		addImport(f, n, r.imports[n])
+	}
+	r.file = f
 	return r, nil
 }
 
