@@ -211,7 +211,7 @@ func (c *Compiler) rebindFuncs(u *unit) {
 // cell's type it does not declare, with the receiver and signature they
 // had, whose slot they take. It returns the types of the cell's other
 // methods, new ones or ones with another signature: the cell must declare
-// those types again (prepareWith).
+// those types again (check).
 func (c *Compiler) rebindMethods(u *unit) map[string]*object {
 	again := map[string]*object{}
 	for _, d := range u.fileB.Decls {
@@ -367,7 +367,7 @@ func (g *generator) slotOfDecl(fd *ast.FuncDecl) (slotted, bool) {
 		}
 		return s, true
 	}
-	key, ok := g.u.deps.methodKeys[fd]
+	key, ok := g.deps.methodKeys[fd]
 	if !ok || !methodSlot(fd) {
 		return slotted{}, false
 	}
@@ -472,7 +472,7 @@ func (g *generator) rebindDecls() {
 		if !ok || fd.Recv == nil {
 			continue
 		}
-		key, ok := g.u.deps.methodKeys[fd]
+		key, ok := g.deps.methodKeys[fd]
 		if !ok || g.u.rebound[key] == nil {
 			continue
 		}
@@ -547,7 +547,7 @@ func (g *generator) scanRefs() map[string][]ref {
 			}
 		}
 	}
-	for _, l := range g.u.deps.lits {
+	for _, l := range g.deps.lits {
 		for i, lhs := range l.stmt.Lhs {
 			if id, ok := ast.Unparen(lhs).(*ast.Ident); ok && id.Name == l.name && i < len(l.stmt.Rhs) {
 				scan("l:"+l.name, l.name, l.stmt.Rhs[i])
@@ -559,7 +559,7 @@ func (g *generator) scanRefs() map[string][]ref {
 
 // keepRefs gives a cell's objects what their functions name, now that the
 // cell's path is known.
-func keepRefs(u *unit, cell *Cell, objs []*object) {
+func keepRefs(refs map[string][]ref, cell *Cell, objs []*object) {
 	resolve := func(rs []ref) []ref {
 		out := make([]ref, len(rs))
 		for i, r := range rs {
@@ -573,13 +573,13 @@ func keepRefs(u *unit, cell *Cell, objs []*object) {
 	for _, o := range objs {
 		switch o.kind {
 		case objFunc:
-			o.refs = resolve(u.refs["f:"+o.name])
+			o.refs = resolve(refs["f:"+o.name])
 		case objType:
-			o.refs = resolve(u.refs["t:"+o.name])
+			o.refs = resolve(refs["t:"+o.name])
 		case objMethod:
-			o.refs = resolve(u.refs["m:"+o.name])
+			o.refs = resolve(refs["m:"+o.name])
 		case objVar:
-			if rs, ok := u.refs["l:"+o.name]; ok {
+			if rs, ok := refs["l:"+o.name]; ok {
 				o.refs = resolve(rs)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -21,10 +20,12 @@ const genFile = "gotrain"
 // cellFunc is the function a cell's statements run in.
 const cellFunc = "_gtcell"
 
-// unit is a cell on its way to a package: its source as the checking view
-// sees it, and what type-checking found.
+// unit is a checked cell on its way to a package: its source as the
+// checking view sees it, what type-checking found, and the objects that
+// describe its names.
 type unit struct {
 	code    string
+	segs    []segment
 	imports map[string]string // the session's imports with the cell's own
 	own     map[string]string // the cell's own imports
 	fileA   *ast.File         // declarations with empty bodies, statements as written
@@ -40,29 +41,16 @@ type unit struct {
 	// by "Type.method".
 	again    map[string]*object
 	againSrc map[string]string
-	deps     *cellDeps // what the cell's functions read (deps.go); set by generate
 	// rebound are the earlier objects this cell's declarations of the same
 	// name and type (a variable) or signature (a function) bind to
 	// (bind.go): the variable's storage, the function's slot.
 	rebound map[string]*object
-	refs    map[string][]ref // what each function names (bind.go); set by generate
-}
-
-// ownMethods returns the "Type.method" names of the methods a cell
-// declares.
-func ownMethods(code string) map[string]bool {
-	own := map[string]bool{}
-	_, decls, _ := sortSegments(code, false)
-	f, _ := parser.ParseFile(token.NewFileSet(), genFile, "package main\n"+decls, parser.SkipObjectResolution)
-	if f == nil {
-		return own
-	}
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 {
-			own[recvBase(fd.Recv.List[0].Type)+"."+fd.Name.Name] = true
-		}
-	}
-	return own
+	// cell is the build the cell becomes, numbered once its source's hash
+	// says it is a new one; objs describe its top-level names for later
+	// cells, which see them through viewImp (objects).
+	cell    *Cell
+	objs    []*object
+	viewImp map[string]string
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -74,120 +62,47 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// prepare is the check stage: it takes a cell's source, splits it, resolves
-// its imports (building them with the Toolchain), and type-checks it
-// against the view of the earlier cells, twice: phase A learns the types
-// of its top-level variables, phase B checks the cell as it compiles, its
-// variables at package level. It gives a unit for generate, or the cell's
-// errors.
-func (c *Compiler) prepare(code string) (*unit, error) {
-	return c.prepareWith(code, nil)
-}
-
-// prepareWith is prepare with earlier cells' types (and their methods)
-// declared again in this cell, because the cell adds methods to them.
-func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, error) {
-	u := &unit{code: code, imports: map[string]string{}, own: map[string]string{}, hidden: map[string]string{},
-		again: again, againSrc: map[string]string{}}
-	for n, p := range c.imports {
-		u.imports[n] = p
-	}
-	imps, decls, stmts := sortSegments(code, true)
-	if len(again) > 0 {
-		// Outside the cell's file, so that no position of it is taken for
-		// one of the cell; the cell's own methods replace earlier ones.
-		own := ownMethods(code)
-		var b strings.Builder
-		b.WriteString(decls)
-		b.WriteString("\n//line " + genFile + ":1\n")
-		for _, name := range sortedKeys(again) {
-			b.WriteString(again[name].full + "\n")
-			for _, m := range c.methodsOf(name) {
-				if !own[m.name] {
-					b.WriteString(m.full + "\n")
-					u.againSrc[m.name] = m.full
-				}
-			}
-		}
-		decls = b.String()
-	}
-	// The cell's imports first, on their own, to learn their names.
-	impFile, err := parser.ParseFile(c.fset, genFile, "package main;"+imps, parser.SkipObjectResolution)
+// check is the check stage: it takes a resolved cell and type-checks it
+// against the view of the earlier cells. A method the cell declares for an
+// earlier cell's type with another signature than the one whose slot it
+// would take makes the cell declare that type again, and be checked again
+// so. It gives a unit for generate, with the objects describing the cell's
+// names, or the cell's errors.
+func (c *Compiler) check(r *resolved) (*unit, error) {
+	u, err := c.checkWith(r, r.again)
 	if err != nil {
-		return nil, syntaxErrors(err)
-	}
-	for _, is := range impFile.Imports {
-		path, _ := strconv.Unquote(is.Path.Value)
-		if path == "C" {
-			l, col := c.cellPos(is.Pos())
-			return nil, ErrorList{{l, col, `import "C" is not supported in a cell: cells are compiled without cgo; put the C code in a package of its own module and import that package`}}
-		}
-		name := ""
-		if is.Name != nil {
-			name = is.Name.Name
-		}
-		if name == "" {
-			n, err := c.tc.PackageName(path)
-			if err != nil {
-				l, col := c.cellPos(is.Pos())
-				return nil, ErrorList{{l, col, err.Error()}}
-			}
-			name = n
-		}
-		if name == "_" || name == "." {
-			if name == "." {
-				l, col := c.cellPos(is.Pos())
-				return nil, ErrorList{{l, col, "dot imports are not supported in cells; import " + strconv.Quote(path) + " with a name"}}
-			}
-			name = "_" + strconv.Itoa(len(u.own)) + "_"
-		}
-		u.own[name] = path
-		u.imports[name] = path
-	}
-	if err := c.tc.Require(u.importPaths()); err != nil {
 		return nil, err
 	}
+	if len(r.again) == 0 {
+		if add := c.rebindMethods(u); len(add) > 0 {
+			if u, err = c.checkWith(r, add); err != nil {
+				return nil, err
+			}
+		}
+	}
+	u.cell = &Cell{}
+	u.objs, u.viewImp = c.objects(u)
+	return u, nil
+}
 
-	src := func() string {
-		var b strings.Builder
-		// What the cell did not write is in another file, so that no
-		// error or position of it is taken for one of the cell.
-		b.WriteString("package main\n//line " + genFile + ":1\n")
-		writeImports(&b, u.imports)
-		fmt.Fprintf(&b, "import _gtrt %q\n", rtPath)
-		b.WriteString(decls)
-		b.WriteString("//line " + genFile + ":1\nfunc " + cellFunc + "() {\n")
-		b.WriteString(stmts)
-		b.WriteString("\n}\n")
-		return b.String()
-	}()
-	if u.fileA, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
+// checkWith type-checks a cell with the earlier cells' types again (and
+// their methods) declared again in it, twice: phase A learns the types of
+// its top-level variables, phase B checks the cell as it compiles, its
+// variables at package level.
+func (c *Compiler) checkWith(r *resolved, again map[string]*object) (*unit, error) {
+	u := &unit{code: r.code, segs: r.segs, imports: r.imports, own: r.own, hidden: map[string]string{},
+		again: again, againSrc: map[string]string{}}
+	src := c.source(r, again, u.againSrc, false)
+	var err error
+	if len(again) == 0 {
+		// The file resolve parsed is this source's but for where its
+		// imports are written, which phase A does not depend on.
+		u.fileA = r.file
+	} else if u.fileA, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
 	}
 	if u.fileB, err = parser.ParseFile(c.fset, genFile, src, parser.SkipObjectResolution); err != nil {
 		return nil, syntaxErrors(err)
-	}
-	// A method of an earlier cell's type: declared again with its receiver
-	// and signature, it takes the method's slot (bind.go), which the
-	// checks below confirm; a new one cannot join the type, as Go keeps a
-	// type's methods in its package and each cell is one, so this cell
-	// declares the type again, with its earlier methods and the new ones.
-	if again == nil {
-		add := map[string]*object{}
-		for _, d := range u.fileA.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && len(fd.Recv.List) == 1 {
-				if base := recvBase(fd.Recv.List[0].Type); base != "" && !declaresType(u.fileA, base) {
-					o := c.live[base]
-					if m := c.live[base+"."+fd.Name.Name]; o == nil || o.kind != objType || (m != nil && m.slot != nil && methodSlot(fd)) {
-						continue
-					}
-					add[base] = o
-				}
-			}
-		}
-		if len(add) > 0 {
-			return c.prepareWith(code, add)
-		}
 	}
 	skip := topNames(u.fileA)
 
@@ -196,7 +111,7 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 	stubBodies(u.fileA)
 	u.show = wrapLast(u.fileA, false)
 	u.views = c.viewFiles(skip)
-	_, infoA, errs := c.check(u.fileA, u.views)
+	_, infoA, errs := c.typeCheck(u.fileA, u.views)
 	if !u.show {
 		// A final call of a builtin with a value (min, len) is no
 		// statement; the checker says so, and it is the cell's result.
@@ -236,7 +151,7 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 		return nil, err
 	}
 	wrapLast(u.fileB, u.show)
-	pkg, info, errs := c.check(u.fileB, u.views)
+	pkg, info, errs := c.typeCheck(u.fileB, u.views)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -245,25 +160,60 @@ func (c *Compiler) prepareWith(code string, again map[string]*object) (*unit, er
 		return nil, errs
 	}
 	c.rebindFuncs(u)
-	if again == nil {
-		if add := c.rebindMethods(u); len(add) > 0 {
-			return c.prepareWith(code, add)
-		}
-	}
 	return u, nil
 }
 
-func (u *unit) importPaths() []string {
-	var paths []string
-	for _, p := range u.imports {
-		paths = append(paths, p)
+// checkTolerant is check in the tolerant mode of completion and
+// inspection: the cell's file as written, bodies included, checked once
+// with its errors ignored, so that a cell being typed still says what its
+// names denote. It gives a unit with fileA, info and pkg only; nil for a
+// cell with no file to check.
+func (c *Compiler) checkTolerant(r *resolved) *unit {
+	file, _ := parser.ParseFile(c.fset, genFile, c.source(r, nil, nil, true), parser.SkipObjectResolution|parser.AllErrors)
+	if file == nil {
+		return nil
 	}
-	sort.Strings(paths)
-	return append(paths, rtPath)
+	pkg, info, _ := c.typeCheck(file, c.viewFiles(topNames(file)))
+	return &unit{code: r.code, segs: r.segs, imports: r.imports, own: r.own, fileA: file, pkg: pkg, info: info}
 }
 
-// check type-checks a cell's file with the views of earlier cells.
-func (c *Compiler) check(file *ast.File, views []*ast.File) (*types.Package, *types.Info, ErrorList) {
+// source is the file check parses: the cell's imports with the session's,
+// its declarations with those of the earlier types again (their earlier
+// methods it does not declare go to againSrc, by "Type.method"), and its
+// statements as the body of cellFunc. The tolerant mode leaves out the
+// run-time package, which completion must not offer.
+func (c *Compiler) source(r *resolved, again map[string]*object, againSrc map[string]string, tolerant bool) string {
+	var b strings.Builder
+	// What the cell did not write is in another file, so that no error or
+	// position of it is taken for one of the cell.
+	b.WriteString("package main\n//line " + genFile + ":1\n")
+	writeImports(&b, r.imports)
+	if !tolerant {
+		fmt.Fprintf(&b, "import _gtrt %q\n", rtPath)
+	}
+	b.WriteString(r.decls)
+	if len(again) > 0 {
+		// Outside the cell's file likewise; the cell's own methods
+		// replace earlier ones.
+		b.WriteString("\n//line " + genFile + ":1\n")
+		for _, name := range sortedKeys(again) {
+			b.WriteString(again[name].full + "\n")
+			for _, m := range c.methodsOf(name) {
+				if !r.methods[m.name] {
+					b.WriteString(m.full + "\n")
+					againSrc[m.name] = m.full
+				}
+			}
+		}
+	}
+	b.WriteString("//line " + genFile + ":1\nfunc " + cellFunc + "() {\n")
+	b.WriteString(r.stmts)
+	b.WriteString("\n}\n")
+	return b.String()
+}
+
+// typeCheck type-checks a cell's file with the views of earlier cells.
+func (c *Compiler) typeCheck(file *ast.File, views []*ast.File) (*types.Package, *types.Info, ErrorList) {
 	info := &types.Info{
 		Types:      map[ast.Expr]types.TypeAndValue{},
 		Defs:       map[*ast.Ident]types.Object{},

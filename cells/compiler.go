@@ -2,8 +2,6 @@ package cells
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -212,17 +210,23 @@ func (c *Compiler) Compile(ctx context.Context, code string) (cell *Cell, err er
 }
 
 // compile runs the stages one after the other, each taking what the one
-// before gave: split and check (check.go, split.go) give a unit, generate
+// before gave: resolve (resolve.go) the cell's parts and imports, check
+// (check.go) a unit with the objects describing its names, generate
 // (gen.go) the package's source, build (build.go) the plugin, load
 // (load.go) the cell's statements, commit (commit.go) the notes. Only
-// commit changes what later cells see.
+// commit changes the session's tables; a source already built skips
+// build and load.
 func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if r, ok := c.recent[code]; ok && r.gen == c.gen {
 		r.cell.Reused, r.cell.Notices = true, nil
 		return r.cell, nil
 	}
 	c.freshFileSet()
-	u, err := c.prepare(code)
+	r, err := c.resolve(code, false)
+	if err != nil {
+		return nil, err
+	}
+	u, err := c.check(r)
 	if err != nil {
 		return nil, err
 	}
@@ -230,16 +234,15 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(gen))
-	key := hex.EncodeToString(sum[:])
-	cell, reused := c.byHash[key]
+	cell, reused := c.byHash[gen.hash]
 	if !reused {
+		cell = u.cell
 		// Numbered across the process: a plugin path loads only once,
 		// whichever session loads it.
-		seq := cellSeq.Add(1)
-		n := strconv.FormatInt(seq, 10)
-		cell = &Cell{path: pathPrefix + n, alias: "_gtc" + n, seq: seq}
-		cell.source = strings.ReplaceAll(gen, placeholderPath, cell.path)
+		cell.seq = cellSeq.Add(1)
+		n := strconv.FormatInt(cell.seq, 10)
+		cell.path, cell.alias = pathPrefix+n, "_gtc"+n
+		cell.source = strings.ReplaceAll(gen.source, placeholderPath, cell.path)
 		so, err := c.build(ctx, cell)
 		if err != nil {
 			return nil, err
@@ -249,15 +252,8 @@ func (c *Compiler) compile(ctx context.Context, code string) (*Cell, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.byHash[key] = cell
-		cell.objs, cell.viewImp = c.objects(u, cell)
-		c.keepDeps(u, cell.objs)
 	}
 	cell.Reused = reused
-	cell.Notices = c.commit(u, cell)
-	if len(c.recent) >= maxRecent {
-		c.recent = map[string]recentCell{}
-	}
-	c.recent[code] = recentCell{c.gen, cell}
+	cell.Notices = c.commit(u, gen, cell, reused)
 	return cell, nil
 }

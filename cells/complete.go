@@ -2,7 +2,6 @@ package cells
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"sort"
@@ -24,53 +23,18 @@ type Symbol struct {
 	Line int
 }
 
-// loose type-checks a cell for completion and inspection: errors are
-// ignored, and so is a cell that does not parse completely.
-func (c *Compiler) loose(code string) (*ast.File, *types.Info, *types.Package) {
+// inspect runs resolve and check on a cell in their tolerant mode, for
+// completion and inspection: errors are ignored, and so is a cell that
+// does not parse completely. It gives the cell's file, what checking it
+// found and its package, or nils.
+func (c *Compiler) inspect(code string) (*ast.File, *types.Info, *types.Package) {
 	c.freshFileSet()
-	imps, decls, stmts := sortSegments(code, true)
-	imports := map[string]string{}
-	for n, p := range c.imports {
-		imports[n] = p
-	}
-	if f, err := parser.ParseFile(c.fset, genFile, "package main;"+imps, parser.SkipObjectResolution); err == nil {
-		for _, is := range f.Imports {
-			path := strings.Trim(is.Path.Value, "\"`")
-			if c.tc.Require([]string{path}) != nil {
-				continue
-			}
-			name := ""
-			if is.Name != nil {
-				name = is.Name.Name
-			} else if n, err := c.tc.PackageName(path); err == nil {
-				name = n
-			}
-			if name != "" && name != "_" && name != "." {
-				imports[name] = path
-			}
-		}
-	}
-	var b strings.Builder
-	b.WriteString("package main\n//line " + genFile + ":1\n")
-	writeImports(&b, imports)
-	b.WriteString(decls)
-	b.WriteString("//line " + genFile + ":1\nfunc " + cellFunc + "() {\n")
-	b.WriteString(stmts)
-	b.WriteString("\n}\n")
-	file, _ := parser.ParseFile(c.fset, genFile, b.String(), parser.SkipObjectResolution|parser.AllErrors)
-	if file == nil {
+	r, _ := c.resolve(code, true)
+	u := c.checkTolerant(r)
+	if u == nil {
 		return nil, nil, nil
 	}
-	info := &types.Info{
-		Types:      map[ast.Expr]types.TypeAndValue{},
-		Defs:       map[*ast.Ident]types.Object{},
-		Uses:       map[*ast.Ident]types.Object{},
-		Selections: map[*ast.SelectorExpr]*types.Selection{},
-		Scopes:     map[ast.Node]*types.Scope{},
-	}
-	conf := types.Config{Importer: c.tc.Importer(c.fset), Error: func(error) {}, Sizes: types.SizesFor("gc", goarch), DisableUnusedImportCheck: true}
-	pkg, _ := conf.Check("main", c.fset, append(c.viewFiles(topNames(file)), file), info)
-	return file, info, pkg
+	return u.fileA, u.info, u.pkg
 }
 
 // offsetOf returns the byte offset in the cell of a position, or -1.
@@ -105,7 +69,7 @@ func wordBefore(code string, off int) int {
 func (c *Compiler) Complete(code string, off int) (matches []string, start, end int) {
 	start, end = wordBefore(code, off), off
 	prefix := code[start:off]
-	file, info, pkg := c.loose(code)
+	file, info, pkg := c.inspect(code)
 	if file == nil || pkg == nil {
 		return nil, start, end
 	}
@@ -236,7 +200,7 @@ func visibleName(o types.Object) string {
 
 // Describe says what the name at byte offset off of a cell denotes.
 func (c *Compiler) Describe(code string, off int) (Symbol, bool) {
-	file, info, _ := c.loose(code)
+	file, info, _ := c.inspect(code)
 	if file == nil {
 		return Symbol{}, false
 	}

@@ -284,7 +284,7 @@ func closeDeps(nodes map[string]*depNode, keys ...string) []depVar {
 // cell's statements, and one after each top-level assignment of a func
 // literal.
 func (g *generator) registerDeps() {
-	d := g.u.deps
+	d := g.deps
 	var calls []ast.Stmt
 	for _, decl := range g.u.fileB.Decls {
 		fd, ok := decl.(*ast.FuncDecl)
@@ -329,7 +329,7 @@ func (g *generator) registerDeps() {
 // registerMethod adds the rt.Deps call of a method, named by its method
 // expression: (*T).m or T.m, as the runtime names the method's code.
 func (g *generator) registerMethod(calls *[]ast.Stmt, fd *ast.FuncDecl) {
-	key, ok := g.u.deps.methodKeys[fd]
+	key, ok := g.deps.methodKeys[fd]
 	rt := fd.Recv.List[0].Type
 	star, ptr := rt.(*ast.StarExpr)
 	if ptr {
@@ -343,7 +343,7 @@ func (g *generator) registerMethod(calls *[]ast.Stmt, fd *ast.FuncDecl) {
 	if ptr {
 		recv = &ast.ParenExpr{X: &ast.StarExpr{X: recv}}
 	}
-	*calls = g.appendDeps(*calls, &ast.SelectorExpr{X: recv, Sel: ast.NewIdent(fd.Name.Name)}, key, g.u.deps.methods[key])
+	*calls = g.appendDeps(*calls, &ast.SelectorExpr{X: recv, Sel: ast.NewIdent(fd.Name.Name)}, key, g.deps.methods[key])
 }
 
 // appendDeps appends `rt.Deps(fn, name, rt.Var(&v, "v"), ...)` to list
@@ -398,7 +398,7 @@ func (g *generator) depSlot(d depVar) ast.Expr {
 
 // keepDeps records on a cell's functions and types what they read, for
 // later cells that call them.
-func (c *Compiler) keepDeps(u *unit, objs []*object) {
+func keepDeps(deps *cellDeps, objs []*object) {
 	vars := map[string]*object{}
 	code := map[string]*object{}
 	for _, o := range objs {
@@ -429,9 +429,9 @@ func (c *Compiler) keepDeps(u *unit, objs []*object) {
 	for _, o := range objs {
 		switch o.kind {
 		case objFunc:
-			o.deps = resolve(u.deps.funcs[o.name])
+			o.deps = resolve(deps.funcs[o.name])
 		case objMethod:
-			o.deps = resolve(u.deps.methods[o.name])
+			o.deps = resolve(deps.methods[o.name])
 		}
 	}
 }

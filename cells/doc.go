@@ -10,23 +10,35 @@
 //
 // # Pipeline
 //
-// Compile (compiler.go) runs stages that call one way, each in a file whose
-// entry function says what it takes and gives:
-//   - split (split.go): a cell's source into its imports, declarations and
-//     statements;
-//   - check (check.go, with topvars.go): parsed and type-checked against a
-//     view of the earlier cells' declarations, into a unit;
-//   - generate (gen.go, with promote.go, deps.go and bind.go): the unit
-//     rewritten into the source of the package the cell compiles to;
-//   - build (build.go, with toolchain.go): compiled and linked as a plugin;
+// Compile (compiler.go) runs stages that call one way, each a function in
+// a file named for it that takes the value the one before gave and gives
+// the next:
+//   - resolve (resolve.go, with split.go): the cell's source, split into
+//     its imports, declarations and statements and parsed once, its
+//     imports bound to names and built, the earlier types it adds methods
+//     to found; gives a resolved;
+//   - check (check.go, with topvars.go and objects.go): type-checked
+//     against a view of the earlier cells' declarations, twice (its
+//     variables' types first, then the cell as it compiles); gives a unit
+//     holding what checking found and the objects describing its names;
+//   - generate (gen.go, with promote.go, deps.go and bind.go): the unit's
+//     file rewritten; gives the source of the package the cell compiles
+//     to, its hash, and what its functions read and name;
+//   - build (build.go, with toolchain.go): a source not built before,
+//     compiled and linked as a plugin;
 //   - load (load.go): the plugin opened, the cell's statements registered;
-//   - commit (commit.go): its declarations made the newest of their names.
+//   - commit (commit.go): the only writer of the session's tables: the
+//     build under its hash, what its functions read and name, its
+//     declarations made the newest of their names, its source remembered.
+//
+// Completion and inspection (complete.go) run resolve and check in their
+// tolerant mode, which takes what parses and resolves of a cell being
+// typed, checks it once as written and ignores its errors.
 //
 // errors.go holds the error types, positions.go the file set of one
-// compilation and how it prints, complete.go completion, which uses check's
-// view. deps.go and bind.go follow one concern through the stages that need
-// it: bind.go's rebinding decisions are made while checking, its slots
-// while generating, its notes while committing.
+// compilation and how it prints. deps.go and bind.go follow one concern
+// through the stages that need it: bind.go's rebinding decisions are made
+// while checking, its slots while generating, its notes while committing.
 //
 // # Late binding
 //

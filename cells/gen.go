@@ -1,11 +1,14 @@
 package cells
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"regexp"
 	"runtime"
 	"sort"
@@ -33,7 +36,11 @@ type generator struct {
 	u     *unit
 	sizes types.Sizes
 	used  map[string]string // imports the generated code needs: name to path
-	errs  ErrorList
+	// hidden starts as check's hidden imports and gains those the
+	// rewrites spell types with.
+	hidden map[string]string
+	deps   *cellDeps // what the cell's functions read (deps.go)
+	errs   ErrorList
 	// embedded are earlier cells' unexported types this cell embeds in a
 	// struct: each gets a local alias of its own name, so that the field
 	// keeps the name the cell gave it.
@@ -44,10 +51,20 @@ type generator struct {
 	rebound map[*ast.FuncDecl]string
 }
 
-// generate is the generate stage: it takes a checked unit and gives the
-// source of the package the cell compiles to, its path a placeholder until
-// the source's hash decides it. The rewrites, each needed because a cell
-// is a package of its own:
+// generated is what generate gives: the source of the package a cell
+// compiles to, with its path a placeholder until hash decides it, and what
+// the cell's functions read and name, which commit keeps on their objects.
+type generated struct {
+	source string
+	hash   string           // of source: the key of the cell's build (Compiler.byHash)
+	deps   *cellDeps        // what the cell's functions read (deps.go)
+	refs   map[string][]ref // what each function names (bind.go)
+}
+
+// generate is the generate stage: it takes a checked unit, whose file it
+// rewrites (no stage reads the file after it), and gives the package the
+// cell compiles to. The rewrites, each needed because a cell is a package
+// of its own:
 //   - a name an earlier cell declared becomes a selector of that cell's
 //     package (through a pointer for an unexported variable), and a
 //     function, this cell's own included, is called through its slot
@@ -65,18 +82,18 @@ type generator struct {
 //   - the session variables each function reads are registered with
 //     rt.Deps, so that a traced step retraces once one is reassigned
 //     (deps.go).
-func (c *Compiler) generate(u *unit) (string, error) {
+func (c *Compiler) generate(u *unit) (*generated, error) {
 	g := &generator{c: c, u: u, sizes: types.SizesFor("gc", goarch), used: map[string]string{},
-		embedded: map[string]bool{}, keep: map[*ast.Ident]bool{}}
+		hidden: maps.Clone(u.hidden), embedded: map[string]bool{}, keep: map[*ast.Ident]bool{}}
 	f := u.fileB
-	u.deps = g.funcDeps()
-	u.refs = g.scanRefs()
+	g.deps = g.funcDeps()
+	refs := g.scanRefs()
 	g.promote()
 	renamed := g.renameGenerics()
 	g.rebindDecls()
 	astutil.Apply(f, g.pre, nil)
 	if len(g.errs) > 0 {
-		return "", g.errs
+		return nil, g.errs
 	}
 	g.registerDeps()
 	g.addSlots()
@@ -90,19 +107,19 @@ func (c *Compiler) generate(u *unit) (string, error) {
 		}
 		decls = append(decls, d)
 	}
-	refs := selectorRoots(f)
+	roots := selectorRoots(f)
 	for n, p := range u.imports {
-		if refs[n] || (strings.HasPrefix(n, "_") && strings.HasSuffix(n, "_")) {
+		if roots[n] || (strings.HasPrefix(n, "_") && strings.HasSuffix(n, "_")) {
 			g.used[n] = p
 		}
 	}
-	for n, p := range u.hidden {
-		if refs[n] {
+	for n, p := range g.hidden {
+		if roots[n] {
 			g.used[n] = p
 		}
 	}
 	g.used["_gtrt"] = rtPath
-	if refs["_gtunsafe"] {
+	if roots["_gtunsafe"] {
 		g.used["_gtunsafe"] = "unsafe"
 	}
 	var b strings.Builder
@@ -128,7 +145,8 @@ func (c *Compiler) generate(u *unit) (string, error) {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\nfunc init() { _gtrt.Register(%q, %s) }\n", placeholderPath, cellFunc)
-	return b.String(), nil
+	sum := sha256.Sum256([]byte(b.String()))
+	return &generated{source: b.String(), hash: hex.EncodeToString(sum[:]), deps: g.deps, refs: refs}, nil
 }
 
 var lineDirective = regexp.MustCompile(`//line ` + genFile + `:(\d+)(:\d+)?`)
@@ -350,8 +368,8 @@ func (g *generator) typeExpr(pos token.Pos, t types.Type) ast.Expr {
 		g.errs = append(g.errs, g.errorAt(pos, fmt.Sprintf("this use of a field of an earlier cell's type needs its type %s, which cannot be named here (%s is not exported)", t, bad)))
 		return ast.NewIdent("int")
 	}
-	s := types.TypeString(t, g.u.qualifier)
-	for n, p := range g.u.hidden {
+	s := types.TypeString(t, qualifier(g.u.imports, g.hidden))
+	for n, p := range g.hidden {
 		g.used[n] = p
 	}
 	e, err := parser.ParseExpr(s)

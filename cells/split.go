@@ -23,8 +23,8 @@ const (
 	segDecl                  // a func, method, type or const declaration
 )
 
-// split is the split stage: it takes a cell's source and gives its
-// segments, which sortSegments gathers for check. It cuts a cell into its
+// split takes a cell's source and gives its segments, which
+// sortSegments gathers for resolve. It cuts a cell into its
 // top-level statements and declarations: Go
 // has no grammar for a file that mixes them, so each is parsed where it
 // belongs. A var declaration counts as a statement: its value is computed
@@ -150,13 +150,13 @@ func position(starts []int, off int) (line, col int) {
 	return i + 1, off - starts[i] + 1
 }
 
-// sortSegments gathers a cell's imports, declarations and statements, in
-// order within each; with mark, each segment is preceded by a line
-// directive giving its position in the cell.
-func sortSegments(code string, mark bool) (imps, decls, stmts string) {
+// sortSegments gathers a cell's imports, declarations and statements, its
+// segments, in order within each; with mark, each segment is preceded by a
+// line directive giving its position in the cell.
+func sortSegments(code string, segs []segment, mark bool) (imps, decls, stmts string) {
 	var bi, bd, bs strings.Builder
 	lines := lineStarts(code)
-	for _, s := range split(code) {
+	for _, s := range segs {
 		b := &bs
 		switch s.kind {
 		case segImport:
@@ -177,7 +177,7 @@ func sortSegments(code string, mark bool) (imps, decls, stmts string) {
 // Syntax parses a cell without type-checking it and returns its syntax
 // errors, for is_complete.
 func Syntax(code string) error {
-	imps, decls, stmts := sortSegments(code, false)
+	imps, decls, stmts := sortSegments(code, split(code), false)
 	src := "package main\n" + imps + decls + "func " + cellFunc + "() {\n" + stmts + "\n}\n"
 	_, err := parser.ParseFile(token.NewFileSet(), genFile, src, parser.SkipObjectResolution)
 	return err

@@ -45,7 +45,7 @@ func (c *Compiler) declareVars(u *unit) error {
 			}})
 			continue
 		}
-		texpr, err := parser.ParseExpr(types.TypeString(v.typ, u.qualifier))
+		texpr, err := parser.ParseExpr(types.TypeString(v.typ, qualifier(u.imports, u.hidden)))
 		if err != nil {
 			return fmt.Errorf("cells: spelling the type of %s: %v", v.name, err)
 		}
@@ -116,25 +116,27 @@ func (c *Compiler) zeroOf(st ast.Stmt, info *types.Info) string {
 	return "_gtrt." + name + "(" + c.printNode(call.Fun) + ")"
 }
 
-// qualifier names packages as the cell's file imports them, adding a
-// hidden import for a package the cell uses without importing it.
-func (u *unit) qualifier(p *types.Package) string {
-	if p.Path() == "main" {
-		return ""
-	}
-	for n, path := range u.imports {
-		if path == p.Path() {
-			return n
+// qualifier names packages as a cell's file imports them, adding to
+// hidden an import for a package the cell uses without importing it.
+func qualifier(imports, hidden map[string]string) types.Qualifier {
+	return func(p *types.Package) string {
+		if p.Path() == "main" {
+			return ""
 		}
-	}
-	for n, path := range u.hidden {
-		if path == p.Path() {
-			return n
+		for n, path := range imports {
+			if path == p.Path() {
+				return n
+			}
 		}
+		for n, path := range hidden {
+			if path == p.Path() {
+				return n
+			}
+		}
+		n := "_gtp" + strconv.Itoa(len(hidden))
+		hidden[n] = p.Path()
+		return n
 	}
-	n := "_gtp" + strconv.Itoa(len(u.hidden))
-	u.hidden[n] = p.Path()
-	return n
 }
 
 func addImport(f *ast.File, name, path string) {
