@@ -66,23 +66,39 @@ func sortedKeys[V any](m map[string]V) []string {
 // against the view of the earlier cells. A method the cell declares for an
 // earlier cell's type with another signature than the one whose slot it
 // would take makes the cell declare that type again, and be checked again
-// so. It gives a unit for generate, with the objects describing the cell's
-// names, or the cell's errors.
+// so; the methods it declares again for the other earlier types take their
+// slots in every pass, the last one included. It gives a unit for
+// generate, with the objects describing the cell's names, or the cell's
+// errors.
 func (c *Compiler) check(r *resolved) (*unit, error) {
-	u, err := c.checkWith(r, r.again)
-	if err != nil {
-		return nil, err
+	again := r.again
+	for {
+		u, err := c.checkWith(r, again)
+		if err != nil {
+			return nil, err
+		}
+		add := c.rebindMethods(u)
+		if !hasNewKey(again, add) {
+			u.cell = &Cell{}
+			u.objs, u.viewImp = c.objects(u)
+			return u, nil
+		}
+		again = maps.Clone(again)
+		if again == nil {
+			again = map[string]*object{}
+		}
+		maps.Copy(again, add)
 	}
-	if len(r.again) == 0 {
-		if add := c.rebindMethods(u); len(add) > 0 {
-			if u, err = c.checkWith(r, add); err != nil {
-				return nil, err
-			}
+}
+
+// hasNewKey reports whether add has a key that m has not.
+func hasNewKey(m, add map[string]*object) bool {
+	for k := range add {
+		if _, ok := m[k]; !ok {
+			return true
 		}
 	}
-	u.cell = &Cell{}
-	u.objs, u.viewImp = c.objects(u)
-	return u, nil
+	return false
 }
 
 // checkWith type-checks a cell with the earlier cells' types again (and

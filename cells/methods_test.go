@@ -112,6 +112,14 @@ func TestIssue30NewType(t *testing.T) {
 			{code: "fmt.Println(speak())", err: "speak keeps the old Box"},
 			{code: "func speak() string { return newBox().Say() }\nfmt.Println(speak())", out: "hello box\n"},
 		}},
+		// The pass that declares one type again still lets a method of
+		// another type, declared again with its signature, take its slot;
+		// so does the pass after a signature changed.
+		{"a type declared again and another type's method redefined in one cell", []cell{
+			{code: "import \"fmt\"\ntype A struct{}\nfunc (A) F() string { return \"a1\" }\ntype B struct{}\nfunc (B) G() string { return \"b1\" }\nfunc show() { fmt.Println(B{}.G()) }\nb := B{}"},
+			{code: "func (A) H() string { return \"h\" }\nfunc (B) G() string { return \"b2\" }\nfmt.Println(A{}.H(), A{}.F(), B{}.G(), b.G())\nshow()", out: "h a1 b2 b2\nb2\n"},
+			{code: "func (A) F(x int) string { return fmt.Sprint(\"a\", x) }\nfunc (B) G() string { return \"b3\" }\nfmt.Println(A{}.F(2), b.G())\nshow()", out: "a2 b3\nb3\n"},
+		}},
 		{"a method added to a type a model holds", []cell{
 			{code: "import \"fmt\"\ntype Block struct{ k int }\nfunc (b *Block) Call(x int) int { return b.k * x }\ntype GPT struct{ blocks []*Block }\nfunc (g *GPT) Call(x int) int {\n\tfor _, b := range g.blocks {\n\t\tx = b.Call(x)\n\t}\n\treturn x\n}\nfunc newGPT() *GPT { return &GPT{[]*Block{{2}, {3}}} }\nmodel := newGPT()"},
 			{code: "func (b *Block) Describe() string { return fmt.Sprint(\"block \", b.k) }\nfmt.Println((&Block{4}).Describe(), (&Block{4}).Call(2))", out: "block 4 8\n",
