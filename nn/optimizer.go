@@ -319,35 +319,71 @@ func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, gra
 
 // hostUpdate is the update of vars under s, without the gradient nodes:
 // register adds the step's, HostUpdate leaves them to an external step.
-func (o *optimizer) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update {
-	slots := o.prepare(s, vars)
-	u := strategy.Update{
-		Name:  o.name,
-		Vars:  vars,
-		Apply: func(gs []strategy.Grad) { o.step(gs, slots) },
-		Check: o.checkRate,
-	}
+func (o *optimizer) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Registration {
+	u := optimizerUpdate{o: o, vars: vars, slots: o.prepare(s, vars)}
+	reg := strategy.Registration{Name: o.name, Vars: vars, Update: &u}
 	if o.clip == 0 {
 		// Without clipping, which needs the norm of every summed gradient
 		// first, the update is element by element: the replicas can share
-		// it. Begin and End bracket the parts with the step's number and
-		// rate.
-		var n int
-		var lr float64
-		u.Split = &strategy.Split{
-			Begin:  func() { n, lr = o.begin() },
-			Part:   func(i, off int, g strategy.Grad) { o.update(n, lr, g, off, slots[i]) },
-			End:    func() { writeCounter(o.iters, n) },
-			Device: o.deviceSplit(&n, &lr, vars),
-			Slots:  slots,
+		// it.
+		sp := optimizerSplit{optimizerUpdate: u}
+		reg.Update = &sp
+		if o.rule != nil {
+			reg.Update = &optimizerDeviceSplit{sp}
 		}
 	}
-	return u
+	return reg
 }
+
+// optimizerUpdate is an optimizer's update of vars, whose slots are slots:
+// clip, evaluate the schedule on the counter, update, count (step). It
+// checks the learning rate before each step (checkRate).
+type optimizerUpdate struct {
+	o     *optimizer
+	vars  []*Variable
+	slots [][]*Variable // aligned with vars
+}
+
+func (u *optimizerUpdate) Apply(gs []strategy.Grad) { u.o.step(gs, u.slots) }
+
+func (u *optimizerUpdate) Check() error { return u.o.checkRate() }
+
+// optimizerSplit is an optimizerUpdate without clipping, applied in parts
+// when the strategy shares it (strategy.Split): Begin and End bracket the
+// parts with the step's number and rate.
+type optimizerSplit struct {
+	optimizerUpdate
+	n  int     // the step's number, from Begin
+	lr float64 // the step's scheduled rate, from Begin
+}
+
+func (u *optimizerSplit) Begin() { u.n, u.lr = u.o.begin() }
+
+func (u *optimizerSplit) Part(i, off int, g strategy.Grad) {
+	u.o.update(u.n, u.lr, g, off, u.slots[i])
+}
+
+func (u *optimizerSplit) End() { writeCounter(u.o.iters, u.n) }
+
+// optimizerDeviceSplit is an optimizerSplit of an optimizer with a device
+// rule, which GPU replicas run on the devices (strategy.DeviceSplit,
+// device.go).
+type optimizerDeviceSplit struct{ optimizerSplit }
+
+// Slots returns the variables' slots, which the device rule updates too.
+func (u *optimizerDeviceSplit) Slots() [][]*Variable { return u.slots }
+
+// What the strategy finds in the updates when it plans a step.
+var (
+	_ strategy.Checker     = (*optimizerUpdate)(nil)
+	_ strategy.Split       = (*optimizerSplit)(nil)
+	_ strategy.DeviceSplit = (*optimizerDeviceSplit)(nil)
+	_ strategy.Checker     = (*accumulation)(nil)
+)
 
 // hostUpdater is implemented by the optimizers HostUpdate accepts.
 type hostUpdater interface {
-	hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update
+	hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Registration
 }
 
 // HostUpdate returns opt's update of vars under s for a step whose gradients
@@ -357,7 +393,7 @@ type hostUpdater interface {
 // step. It creates opt's counter and the slots of vars under s, and panics
 // with an error wrapping ErrUsage if opt is not an optimizer of this package
 // or Accumulate's, or a variable is nil.
-func HostUpdate(s *strategy.Mirrored, opt Optimizer, vars []*Variable) strategy.Update {
+func HostUpdate(s *strategy.Mirrored, opt Optimizer, vars []*Variable) strategy.Registration {
 	h, ok := opt.(hostUpdater)
 	if !ok {
 		panic(usageError("HostUpdate: want an optimizer of package nn, got %T", opt))
