@@ -7,11 +7,12 @@ import (
 	"github.com/gotrain/gotrain/graph"
 )
 
-// deviceRule is an optimizer's update rule on a GPU (issue 13): o.update on
-// device copies, through kernels.*UpdateDevice in a binary built with
-// -tags cuda. step and lr are as for o.update; w and g are the copies of v
-// and its gradient, n its length; slots are the copies of the variable's
-// slots, in o.slots's order. Without the tag no optimizer has one.
+// deviceRule is an optimizer's update rule on a GPU (issue 13): its update
+// on device copies, through loops.*UpdateDevice in a binary built with
+// -tags cuda. step and lr are as for updateRule.update; w and g are the
+// copies of v and its gradient, n its length; slots are the copies of the
+// variable's slots, in o.slots's order. Without the tag no optimizer has
+// one.
 type deviceRule func(st *gpu.Stream, p *deviceParams, step int, lr float64, v *Variable, w, g gpu.Ptr, n int, slots []gpu.Ptr) error
 
 // Device returns the update on a GPU: applyDevice.
@@ -27,5 +28,5 @@ func (u *optimizerDeviceSplit) applyDevice(st *gpu.Stream, i int, w, g gpu.Ptr, 
 		return fmt.Errorf("nn: %s: %w", o.name, err)
 	}
 	v := u.vars[i]
-	return o.rule(st, p, u.n, u.lr, v, w, g, v.Len(), slots)
+	return o.device(st, p, u.n, u.lr, v, w, g, v.Len(), slots)
 }
