@@ -118,14 +118,14 @@ func (m *Model) TryStep(opt nn.Optimizer, args ...any) (strategy.PerReplica, err
 		if err != nil {
 			return strategy.PerReplica{}, err
 		}
-		step = &strategy.ExternalStep{Replicas: set.ext, Updates: []strategy.Update{up}, Outputs: set.outputs}
+		step = &strategy.ExternalStep{Replicas: set.ext, Updates: []strategy.Registration{up}, Outputs: set.outputs}
 		set.steps[opt] = step
 	}
 	return m.s.RunExternal(step, args...)
 }
 
 // hostUpdate is nn.HostUpdate returning its panic as an error.
-func hostUpdate(s *strategy.Mirrored, opt nn.Optimizer, vars []*graph.Variable) (u strategy.Update, err error) {
+func hostUpdate(s *strategy.Mirrored, opt nn.Optimizer, vars []*graph.Variable) (u strategy.Registration, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = panicError(v)

@@ -114,40 +114,50 @@ func (a *Accumulator) ApplyGradients(ctx *strategy.ReplicaContext, grads []*Tens
 
 // hostUpdate is the accumulating update of vars under s (see
 // optimizer.hostUpdate).
-func (a *Accumulator) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update {
-	slots := a.inner.prepare(s, vars)
+func (a *Accumulator) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Registration {
+	u := &accumulation{a: a, vars: vars, slots: a.inner.prepare(s, vars), sums: make([]*Variable, len(vars)), summed: make([]strategy.Grad, len(vars))}
 	a.counterFor(s)
-	sums := make([]*Variable, len(vars))
 	for i, v := range vars {
-		sums[i] = a.sumFor(s, v)
+		u.sums[i] = a.sumFor(s, v)
 	}
-	summed := make([]strategy.Grad, len(vars))
-	return strategy.Update{
-		Name:  a.name,
-		Vars:  vars,
-		Check: a.inner.checkRate,
-		Apply: func(gs []strategy.Grad) {
-			for i, g := range gs {
-				if g.F32 != nil {
-					loops.AddTo(sums[i].F32(), sums[i].F32(), g.F32)
-				} else {
-					loops.AddTo(sums[i].F64(), sums[i].F64(), g.F64)
-				}
-			}
-			n := readCounter(a.count) + 1
-			if n < a.k {
-				writeCounter(a.count, n)
-				return
-			}
-			for i, v := range vars {
-				summed[i] = strategy.Grad{Var: v, F32: sums[i].F32(), F64: sums[i].F64()}
-			}
-			a.inner.step(summed, slots)
-			for _, sv := range sums {
-				clear(sv.F32())
-				clear(sv.F64())
-			}
-			writeCounter(a.count, 0)
-		},
+	return strategy.Registration{Name: a.name, Vars: vars, Update: u}
+}
+
+// accumulation is an Accumulator's update of vars: it adds the summed
+// gradients to sums, and every k-th step applies the wrapped optimizer's
+// update (optimizer.step) to the sums and clears them. It checks the
+// wrapped optimizer's rate before each step.
+type accumulation struct {
+	a      *Accumulator
+	vars   []*Variable
+	slots  [][]*Variable   // the wrapped optimizer's, aligned with vars
+	sums   []*Variable     // the accumulated gradients, aligned with vars
+	summed []strategy.Grad // scratch: sums as gradients
+}
+
+func (u *accumulation) Check() error { return u.a.inner.checkRate() }
+
+func (u *accumulation) Apply(gs []strategy.Grad) {
+	a := u.a
+	for i, g := range gs {
+		if g.F32 != nil {
+			loops.AddTo(u.sums[i].F32(), u.sums[i].F32(), g.F32)
+		} else {
+			loops.AddTo(u.sums[i].F64(), u.sums[i].F64(), g.F64)
+		}
 	}
+	n := readCounter(a.count) + 1
+	if n < a.k {
+		writeCounter(a.count, n)
+		return
+	}
+	for i, v := range u.vars {
+		u.summed[i] = strategy.Grad{Var: v, F32: u.sums[i].F32(), F64: u.sums[i].F64()}
+	}
+	a.inner.step(u.summed, u.slots)
+	for _, sv := range u.sums {
+		clear(sv.F32())
+		clear(sv.F64())
+	}
+	writeCounter(a.count, 0)
 }

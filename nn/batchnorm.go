@@ -196,22 +196,26 @@ func (l *BatchNormalizationLayer) CallAct(ctx *strategy.ReplicaContext, x, resid
 // nodes the step computes with.
 func (l *BatchNormalizationLayer) registerMovingUpdate(ctx *strategy.ReplicaContext, mean, variance *Tensor) {
 	inv := 1 / float64(ctx.NumReplicasInSync())
-	m := l.momentum
-	mm, mv := l.movingMean, l.movingVar
-	ctx.ApplyUpdate(strategy.Update{
-		Name:  l.name + "/moving_averages",
-		Vars:  []*Variable{mm, mv},
-		Grads: []*Tensor{graph.Scale(mean, inv), graph.Scale(variance, inv)},
-		Apply: func(gs []strategy.Grad) {
-			for _, gr := range gs {
-				if gr.F32 != nil {
-					movingAverage(gr.Var.F32(), gr.F32, m)
-				} else {
-					movingAverage(gr.Var.F64(), gr.F64, m)
-				}
-			}
-		},
+	ctx.ApplyUpdate(strategy.Registration{
+		Name:   l.name + "/moving_averages",
+		Vars:   []*Variable{l.movingMean, l.movingVar},
+		Grads:  []*Tensor{graph.Scale(mean, inv), graph.Scale(variance, inv)},
+		Update: movingAverages{momentum: l.momentum},
 	})
+}
+
+// movingAverages is the update of batch norm's moving mean and variance
+// with the batch's, summed over replicas already divided by their count.
+type movingAverages struct{ momentum float64 }
+
+func (u movingAverages) Apply(gs []strategy.Grad) {
+	for _, gr := range gs {
+		if gr.F32 != nil {
+			movingAverage(gr.Var.F32(), gr.F32, u.momentum)
+		} else {
+			movingAverage(gr.Var.F64(), gr.F64, u.momentum)
+		}
+	}
 }
 
 // movingAverage is: for i, v := range batch { moving[i] = m·moving[i] + (1-m)·v }.

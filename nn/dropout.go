@@ -56,11 +56,16 @@ func (d *dropState) build(l *layerBase) {
 func (d *dropState) step(ctx *strategy.ReplicaContext, g *graph.Graph, name string) (counter *Tensor, stream uint64) {
 	if ctx != nil {
 		stream = uint64(ctx.ReplicaID())
-		v := d.counter
-		ctx.ApplyUpdate(strategy.Update{Name: name, Apply: func([]strategy.Grad) { graph.AdvanceCounter(v) }})
+		ctx.ApplyUpdate(strategy.Registration{Name: name, Update: counterAdvance{d.counter}})
 	}
 	return g.Var(d.counter), stream
 }
+
+// counterAdvance is the update that advances a random stream's counter
+// once per step, so the next step draws other masks.
+type counterAdvance struct{ counter *Variable }
+
+func (u counterAdvance) Apply([]strategy.Grad) { graph.AdvanceCounter(u.counter) }
 
 // WithSeed sets the seed of Dropout's random stream. Without it the seed
 // comes from the strategy's seed and the layer's name, so two strategies

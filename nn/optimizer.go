@@ -188,28 +188,42 @@ type optimizer struct {
 	name     string
 	nslot    int
 	slots    map[*Variable][]*Variable
-	iters    *Variable      // step counter (see readCounter); nil until created
-	clip     float64        // 0: no clipping
-	schedule Schedule       // nil: constant rate
-	lr       func() float64 // the concrete optimizer's LR field, read at each step
+	iters    *Variable  // step counter (see readCounter); nil until created
+	clip     float64    // 0: no clipping
+	schedule Schedule   // nil: constant rate
+	rule     updateRule // the concrete optimizer (*SGD, *Adam, ...)
+	// device is the rule on a GPU's copies (device.go), nil without -tags
+	// cuda.
+	device deviceRule
+	params map[*gpu.Device]*deviceParams // device's parameter buffers, by device; made at first use
+}
+
+// updateRule is the arithmetic of an optimizer of this package (SGD, Adam,
+// AdamW, RMSprop), which the shared optimizer runs.
+type updateRule interface {
+	// rate returns the LR field, read at each step: it may have been
+	// assigned since the step was traced.
+	rate() float64
 	// update applies the rule to elements [off, off+len) of g.Var, whose
 	// gradient g holds, with learning rate lr (NaN: no schedule, use the
 	// optimizer's own); step is the 1-based number of this update. The
 	// rules are element by element, so updating a variable in parts gives
 	// the same bits as updating it whole.
-	update func(step int, lr float64, g strategy.Grad, off int, slots []*Variable)
-	// track, when not nil, is called once for each variable the optimizer
-	// meets, when its slots are made (while a step is traced, or by Build):
-	// AdamW decides there whether the variable decays, so that the update,
-	// which replicas run concurrently, only reads that decision.
-	track func(v *Variable)
-	// rule is update on a GPU's copies (device.go), nil without -tags cuda.
-	rule   deviceRule
-	params map[*gpu.Device]*deviceParams // rule's parameter buffers, by device; made at first use
+	update(step int, lr float64, g strategy.Grad, off int, slots []*Variable)
 }
 
-func newOptimizer(base string, nslot int, c optConfig) optimizer {
-	o := optimizer{name: strategy.UniqueName(base), nslot: nslot, slots: make(map[*Variable][]*Variable), clip: c.clip, schedule: c.schedule}
+// tracker is implemented by a rule that wants to see each variable the
+// optimizer meets, when its slots are made (while a step is traced, or by
+// Build): AdamW decides there whether the variable decays, so that the
+// update, which replicas run concurrently, only reads that decision.
+type tracker interface {
+	track(v *Variable)
+}
+
+// newOptimizer returns the shared part of the optimizer whose arithmetic is
+// rule, and device on a GPU (nil: none).
+func newOptimizer(base string, nslot int, c optConfig, rule updateRule, device deviceRule) optimizer {
+	o := optimizer{name: strategy.UniqueName(base), nslot: nslot, slots: make(map[*Variable][]*Variable), clip: c.clip, schedule: c.schedule, rule: rule, device: device}
 	if s := strategy.Current(); s != nil {
 		o.counterFor(s)
 	}
@@ -252,8 +266,8 @@ func (o *optimizer) slotsFor(s *strategy.Mirrored, v *Variable) []*Variable {
 		sl[i].SetTrainable(false)
 	}
 	o.slots[v] = sl
-	if o.track != nil {
-		o.track(v)
+	if t, ok := o.rule.(tracker); ok {
+		t.track(v)
 	}
 	return sl
 }
@@ -319,35 +333,71 @@ func (o *optimizer) register(ctx *strategy.ReplicaContext, vars []*Variable, gra
 
 // hostUpdate is the update of vars under s, without the gradient nodes:
 // register adds the step's, HostUpdate leaves them to an external step.
-func (o *optimizer) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update {
-	slots := o.prepare(s, vars)
-	u := strategy.Update{
-		Name:  o.name,
-		Vars:  vars,
-		Apply: func(gs []strategy.Grad) { o.step(gs, slots) },
-		Check: o.checkRate,
-	}
+func (o *optimizer) hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Registration {
+	u := optimizerUpdate{o: o, vars: vars, slots: o.prepare(s, vars)}
+	reg := strategy.Registration{Name: o.name, Vars: vars, Update: &u}
 	if o.clip == 0 {
 		// Without clipping, which needs the norm of every summed gradient
 		// first, the update is element by element: the replicas can share
-		// it. Begin and End bracket the parts with the step's number and
-		// rate.
-		var n int
-		var lr float64
-		u.Split = &strategy.Split{
-			Begin:  func() { n, lr = o.begin() },
-			Part:   func(i, off int, g strategy.Grad) { o.update(n, lr, g, off, slots[i]) },
-			End:    func() { writeCounter(o.iters, n) },
-			Device: o.deviceSplit(&n, &lr, vars),
-			Slots:  slots,
+		// it.
+		sp := optimizerSplit{optimizerUpdate: u}
+		reg.Update = &sp
+		if o.device != nil {
+			reg.Update = &optimizerDeviceSplit{sp}
 		}
 	}
-	return u
+	return reg
 }
+
+// optimizerUpdate is an optimizer's update of vars, whose slots are slots:
+// clip, evaluate the schedule on the counter, update, count (step). It
+// checks the learning rate before each step (checkRate).
+type optimizerUpdate struct {
+	o     *optimizer
+	vars  []*Variable
+	slots [][]*Variable // aligned with vars
+}
+
+func (u *optimizerUpdate) Apply(gs []strategy.Grad) { u.o.step(gs, u.slots) }
+
+func (u *optimizerUpdate) Check() error { return u.o.checkRate() }
+
+// optimizerSplit is an optimizerUpdate without clipping, applied in parts
+// when the strategy shares it (strategy.Split): Begin and End bracket the
+// parts with the step's number and rate.
+type optimizerSplit struct {
+	optimizerUpdate
+	n  int     // the step's number, from Begin
+	lr float64 // the step's scheduled rate, from Begin
+}
+
+func (u *optimizerSplit) Begin() { u.n, u.lr = u.o.begin() }
+
+func (u *optimizerSplit) Part(i, off int, g strategy.Grad) {
+	u.o.rule.update(u.n, u.lr, g, off, u.slots[i])
+}
+
+func (u *optimizerSplit) End() { writeCounter(u.o.iters, u.n) }
+
+// optimizerDeviceSplit is an optimizerSplit of an optimizer with a device
+// rule, which GPU replicas run on the devices (strategy.DeviceSplit,
+// device.go).
+type optimizerDeviceSplit struct{ optimizerSplit }
+
+// Slots returns the variables' slots, which the device rule updates too.
+func (u *optimizerDeviceSplit) Slots() [][]*Variable { return u.slots }
+
+// What the strategy finds in the updates when it plans a step.
+var (
+	_ strategy.Checker     = (*optimizerUpdate)(nil)
+	_ strategy.Split       = (*optimizerSplit)(nil)
+	_ strategy.DeviceSplit = (*optimizerDeviceSplit)(nil)
+	_ strategy.Checker     = (*accumulation)(nil)
+)
 
 // hostUpdater is implemented by the optimizers HostUpdate accepts.
 type hostUpdater interface {
-	hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Update
+	hostUpdate(s *strategy.Mirrored, vars []*Variable) strategy.Registration
 }
 
 // HostUpdate returns opt's update of vars under s for a step whose gradients
@@ -357,7 +407,7 @@ type hostUpdater interface {
 // step. It creates opt's counter and the slots of vars under s, and panics
 // with an error wrapping ErrUsage if opt is not an optimizer of this package
 // or Accumulate's, or a variable is nil.
-func HostUpdate(s *strategy.Mirrored, opt Optimizer, vars []*Variable) strategy.Update {
+func HostUpdate(s *strategy.Mirrored, opt Optimizer, vars []*Variable) strategy.Registration {
 	h, ok := opt.(hostUpdater)
 	if !ok {
 		panic(usageError("HostUpdate: want an optimizer of package nn, got %T", opt))
@@ -385,7 +435,7 @@ func (o *optimizer) checkRate() error {
 		}
 		return nil
 	}
-	if err := checkRate(o.lr()); err != nil {
+	if err := checkRate(o.rule.rate()); err != nil {
 		return usageError("%s: LR: %v", o.name, err)
 	}
 	return nil
@@ -411,7 +461,7 @@ func (o *optimizer) step(gs []strategy.Grad, slots [][]*Variable) {
 		clipGlobalNorm(gs, o.clip)
 	}
 	for i, g := range gs {
-		o.update(n, lr, g, 0, slots[i])
+		o.rule.update(n, lr, g, 0, slots[i])
 	}
 	writeCounter(o.iters, n)
 }
@@ -491,25 +541,28 @@ func NewSGD(lr float64, opts ...OptimizerOption) *SGD {
 	if o.Momentum != 0 {
 		nslot = 1
 	}
-	o.optimizer = newOptimizer("sgd", nslot, c)
-	o.optimizer.lr = func() float64 { return o.LR }
-	o.rule = sgdRule(o)
-	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
-		lr = o.pick(lr, o.LR)
-		var vel32 []float32
-		var vel64 []float64
-		if o.nslot == 1 {
-			vel32, vel64 = slots[0].F32(), slots[0].F64()
-		}
-		n := gradLen(g)
-		if g.F32 != nil {
-			loops.SGDUpdate(window(g.Var.F32(), off, n), g.F32, window(vel32, off, n), lr, o.Momentum, o.Nesterov)
-		} else {
-			loops.SGDUpdate(window(g.Var.F64(), off, n), g.F64, window(vel64, off, n), lr, o.Momentum, o.Nesterov)
-		}
-	}
+	o.optimizer = newOptimizer("sgd", nslot, c, o, sgdRule(o))
 	return o
 }
+
+// update is SGD's rule (updateRule): loops.SGDUpdate on the range.
+func (o *SGD) update(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
+	lr = o.pick(lr, o.LR)
+	var vel32 []float32
+	var vel64 []float64
+	if o.nslot == 1 {
+		vel32, vel64 = slots[0].F32(), slots[0].F64()
+	}
+	n := gradLen(g)
+	if g.F32 != nil {
+		loops.SGDUpdate(window(g.Var.F32(), off, n), g.F32, window(vel32, off, n), lr, o.Momentum, o.Nesterov)
+	} else {
+		loops.SGDUpdate(window(g.Var.F64(), off, n), g.F64, window(vel64, off, n), lr, o.Momentum, o.Nesterov)
+	}
+}
+
+// rate returns LR (updateRule).
+func (o *SGD) rate() float64 { return o.LR }
 
 // Adam is the Adam optimizer, as torch.optim.Adam computes it (see
 // loops.AdamUpdate).
@@ -531,21 +584,24 @@ func NewAdam(lr float64, opts ...OptimizerOption) *Adam {
 	c := configure("NewAdam", lr, optConfig{beta1: 0.9, beta2: 0.999, eps: 1e-7}, []string{"WithBetas", "WithEpsilon"}, opts)
 	checkAdam("NewAdam", c)
 	o := &Adam{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps}
-	o.optimizer = newOptimizer("adam", 2, c)
-	o.optimizer.lr = func() float64 { return o.LR }
-	o.rule = adamRule(o)
-	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
-		lr = o.pick(lr, o.LR)
-		m, v := slots[0], slots[1]
-		n := gradLen(g)
-		if g.F32 != nil {
-			loops.AdamUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
-		} else {
-			loops.AdamUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
-		}
-	}
+	o.optimizer = newOptimizer("adam", 2, c, o, adamRule(o))
 	return o
 }
+
+// update is Adam's rule (updateRule): loops.AdamUpdate on the range.
+func (o *Adam) update(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
+	lr = o.pick(lr, o.LR)
+	m, v := slots[0], slots[1]
+	n := gradLen(g)
+	if g.F32 != nil {
+		loops.AdamUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
+	} else {
+		loops.AdamUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, step)
+	}
+}
+
+// rate returns LR (updateRule).
+func (o *Adam) rate() float64 { return o.LR }
 
 // AdamW is Adam with decoupled weight decay, as torch.optim.AdamW computes it
 // (see loops.AdamWUpdate): each update first multiplies a decayed weight
@@ -589,23 +645,28 @@ func NewAdamW(lr float64, opts ...OptimizerOption) *AdamW {
 	}
 	o := &AdamW{LR: lr, Beta1: c.beta1, Beta2: c.beta2, Epsilon: c.eps, WeightDecay: c.weightDecay,
 		noDecay: c.noDecay, decayIf: c.decayIf, decays: make(map[*Variable]bool)}
-	o.optimizer = newOptimizer("adamw", 2, c)
-	o.optimizer.lr = func() float64 { return o.LR }
-	o.track = func(v *Variable) { o.decays[v] = o.Decays(v) }
-	o.rule = adamWRule(o)
-	o.update = func(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
-		lr = o.pick(lr, o.LR)
-		m, v := slots[0], slots[1]
-		n := gradLen(g)
-		wd := o.decayOf(g.Var)
-		if g.F32 != nil {
-			loops.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
-		} else {
-			loops.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
-		}
-	}
+	o.optimizer = newOptimizer("adamw", 2, c, o, adamWRule(o))
 	return o
 }
+
+// track records whether v decays (tracker).
+func (o *AdamW) track(v *Variable) { o.decays[v] = o.Decays(v) }
+
+// update is AdamW's rule (updateRule): loops.AdamWUpdate, with the variable's decay on the range.
+func (o *AdamW) update(step int, lr float64, g strategy.Grad, off int, slots []*Variable) {
+	lr = o.pick(lr, o.LR)
+	m, v := slots[0], slots[1]
+	n := gradLen(g)
+	wd := o.decayOf(g.Var)
+	if g.F32 != nil {
+		loops.AdamWUpdate(window(g.Var.F32(), off, n), g.F32, window(m.F32(), off, n), window(v.F32(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
+	} else {
+		loops.AdamWUpdate(window(g.Var.F64(), off, n), g.F64, window(m.F64(), off, n), window(v.F64(), off, n), lr, o.Beta1, o.Beta2, o.Epsilon, wd, step)
+	}
+}
+
+// rate returns LR (updateRule).
+func (o *AdamW) rate() float64 { return o.LR }
 
 // Decays reports whether the optimizer's weight decay applies to v: by
 // default when v has rank ≥ 2, or as WithDecayIf decides, and never when
@@ -654,33 +715,36 @@ func NewRMSprop(lr float64, opts ...OptimizerOption) *RMSprop {
 	if o.Momentum != 0 {
 		nslot = 2
 	}
-	o.optimizer = newOptimizer("rmsprop", nslot, c)
-	o.optimizer.lr = func() float64 { return o.LR }
-	o.rule = rmspropRule(o)
-	o.update = func(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
-		lr = o.pick(lr, o.LR)
-		ms := slots[0]
-		var mom *Variable
-		if o.nslot == 2 {
-			mom = slots[1]
-		}
-		n := gradLen(g)
-		if g.F32 != nil {
-			var m32 []float32
-			if mom != nil {
-				m32 = window(mom.F32(), off, n)
-			}
-			loops.RMSpropUpdate(window(g.Var.F32(), off, n), g.F32, window(ms.F32(), off, n), m32, lr, o.Rho, o.Epsilon, o.Momentum)
-		} else {
-			var m64 []float64
-			if mom != nil {
-				m64 = window(mom.F64(), off, n)
-			}
-			loops.RMSpropUpdate(window(g.Var.F64(), off, n), g.F64, window(ms.F64(), off, n), m64, lr, o.Rho, o.Epsilon, o.Momentum)
-		}
-	}
+	o.optimizer = newOptimizer("rmsprop", nslot, c, o, rmspropRule(o))
 	return o
 }
+
+// update is RMSprop's rule (updateRule): loops.RMSpropUpdate on the range.
+func (o *RMSprop) update(_ int, lr float64, g strategy.Grad, off int, slots []*Variable) {
+	lr = o.pick(lr, o.LR)
+	ms := slots[0]
+	var mom *Variable
+	if o.nslot == 2 {
+		mom = slots[1]
+	}
+	n := gradLen(g)
+	if g.F32 != nil {
+		var m32 []float32
+		if mom != nil {
+			m32 = window(mom.F32(), off, n)
+		}
+		loops.RMSpropUpdate(window(g.Var.F32(), off, n), g.F32, window(ms.F32(), off, n), m32, lr, o.Rho, o.Epsilon, o.Momentum)
+	} else {
+		var m64 []float64
+		if mom != nil {
+			m64 = window(mom.F64(), off, n)
+		}
+		loops.RMSpropUpdate(window(g.Var.F64(), off, n), g.F64, window(ms.F64(), off, n), m64, lr, o.Rho, o.Epsilon, o.Momentum)
+	}
+}
+
+// rate returns LR (updateRule).
+func (o *RMSprop) rate() float64 { return o.LR }
 
 var (
 	_ Optimizer = (*AdamW)(nil)

@@ -241,7 +241,7 @@ func (rt *replicaTrace) sameAs(cached *replicaTrace) bool {
 	}
 	for k, u := range c.updates {
 		v := cached.ctx.updates[k]
-		if u.Name != v.Name || !slices.Equal(u.Vars, v.Vars) || (u.Split == nil) != (v.Split == nil) {
+		if u.Name != v.Name || !slices.Equal(u.Vars, v.Vars) || isSplit(u) != isSplit(v) {
 			return false
 		}
 		for i, g := range u.Grads {
@@ -251,6 +251,12 @@ func (rt *replicaTrace) sameAs(cached *replicaTrace) bool {
 		}
 	}
 	return true
+}
+
+// isSplit reports whether u's update may be applied in parts (a Split).
+func isSplit(u Registration) bool {
+	_, ok := u.Update.(Split)
+	return ok
 }
 
 // WithWarnings sets where the strategy writes its warnings (default

@@ -13,7 +13,7 @@ type ReplicaContext struct {
 	g     *graph.Graph
 	count *graph.Node // scalar: real examples in the global batch; built on demand
 
-	updates   []Update
+	updates   []Registration
 	gradVars  map[*graph.Node]*graph.Variable
 	gradCalls []gradCall
 	coll      replicaCollective // the trace's collective, as this replica
@@ -26,36 +26,54 @@ type gradCall struct {
 	vars  []*graph.Variable
 }
 
-// Update is what an optimizer registers during tracing: after every replica
-// has run its step, the strategy sums each gradient across replicas and calls
-// Apply once with the sums.
-type Update struct {
-	Name  string            // for errors, e.g. "adam"
-	Vars  []*graph.Variable // the variables to update, created under the strategy
-	Grads []*graph.Node     // this replica's gradients, aligned with Vars
-	Apply func(grads []Grad)
+// Registration is an update as a step registers it (ApplyUpdate) or hands
+// it to RunExternal: its name, its variables and their gradients, and its
+// arithmetic. After every replica has run its step, the strategy sums each
+// gradient across replicas and calls Update.Apply once with the sums, or,
+// when Update is a Split, may have the replicas share it.
+type Registration struct {
+	Name   string            // for errors, e.g. "adam"
+	Vars   []*graph.Variable // the variables to update, created under the strategy
+	Grads  []*graph.Node     // this replica's gradients, aligned with Vars
+	Update Update
+}
 
-	// Check, when not nil, runs once per step before any replica does; an
-	// error stops the step, with nothing applied, and Run returns it as is.
-	// An optimizer checks there that its learning rate, a field that may
-	// have been assigned since the trace, is finite.
-	Check func() error
+// Update is the arithmetic of an update. Apply gets each variable of its
+// Registration's Vars with its gradient summed over replicas, in order. The
+// strategy discovers what else an update can do when the step is traced,
+// by the interfaces it implements: Checker, Split and DeviceSplit.
+type Update interface {
+	Apply(grads []Grad)
+}
 
-	// Split, when not nil, offers the same update element by element, so
-	// the replicas can share it instead of Apply running it alone. The
-	// strategy uses it when no other update of the step touches Vars and
-	// the step's shareable updates have at least 64k elements in all;
-	// otherwise it calls Apply.
-	Split *Split
+// UpdateFunc adapts a function to an Update, as http.HandlerFunc adapts
+// one to a Handler.
+type UpdateFunc func(grads []Grad)
+
+// Apply calls f(grads).
+func (f UpdateFunc) Apply(grads []Grad) { f(grads) }
+
+// Checker is implemented by an update that checks itself before each step.
+// Check runs once per step before any replica does; an error stops the
+// step, with nothing applied, and Run returns it as is. An optimizer checks
+// there that its learning rate, a field that may have been assigned since
+// the trace, is finite.
+type Checker interface {
+	Check() error
 }
 
 // Split is an update whose arithmetic is element by element, so that it can
-// be applied in parts. In each step the strategy calls Begin once, then Part
-// from every replica's goroutine, concurrently, for disjoint ranges that
-// together cover every variable, and then End once. Each range's gradient is
-// summed over replicas in replica order, as for Apply, and an element's
-// arithmetic must not depend on the range it falls in: the parts then give
-// the same bits as Apply.
+// be applied in parts: the replicas can share it instead of Apply running it
+// alone. The strategy shares it when no other update of the step touches
+// its variables and the step's shareable updates have at least 64k
+// elements in all; otherwise it calls Apply.
+//
+// In each step the strategy calls Begin once, then Part from every
+// replica's goroutine, concurrently, for disjoint ranges that together
+// cover every variable, and then End once. Each range's gradient is summed
+// over replicas in replica order, as for Apply, and an element's arithmetic
+// must not depend on the range it falls in: the parts then give the same
+// bits as Apply.
 //
 // The replicas share the update so that it runs on the threads that already
 // run the step, each summing and updating its part a block at a time while
@@ -63,31 +81,37 @@ type Update struct {
 // after them, which has to wake helpers for every variable. With the MLP
 // 784-512-512-10 on two cores, 5 interleaved runs: 43.1k samples/s against
 // 38.2k (40.4k with the replica threads locked but the update not shared).
-type Split struct {
+type Split interface {
+	Update
 	// Begin prepares the step's update (its number, its learning rate). It
 	// runs on the goroutine calling Run before the replicas start, also for
 	// a step that then fails, so it must not change any variable.
-	Begin func()
+	Begin()
 	// Part updates elements [off, off+len) of Vars[i] with g, their
 	// gradient summed over replicas (g.F32 or g.F64 holds len values).
 	// Calls with disjoint ranges run concurrently; each call gets at most
 	// SplitBlock elements.
-	Part func(i, off int, g Grad)
+	Part(i, off int, g Grad)
 	// End finishes the step (advances a step counter) after every Part, on
 	// the goroutine calling Run. It is not called for a step that failed.
-	End func()
+	End()
+}
 
-	// Device, when not nil, is the same update on a GPU (in a binary built
-	// with -tags cuda): it enqueues on s the update of the copy of Vars[i]
-	// at w on s's device, with g, its gradient summed over replicas on that
-	// device, and the copies of Slots[i] at slots, aligned with them, giving
-	// the bits Part would. GPU replicas call it, between Begin and End on
-	// the goroutine calling Run, once per variable and device, instead of
-	// Part; the strategy then copies the device's results to the host.
-	Device graph.DeviceUpdate
-	// Slots are, aligned with Vars, the variables besides Vars[i] that the
-	// update of Vars[i] writes (an optimizer's slots), for Device.
-	Slots [][]*graph.Variable
+// DeviceSplit is a Split that also runs on a GPU (in a binary built with
+// -tags cuda). GPU replicas, on one worker, run it on the devices instead
+// of calling Part: between Begin and End, on the goroutine calling Run,
+// once per variable and device; the variables' device copies then hold the
+// results.
+type DeviceSplit interface {
+	Split
+	// Device returns the update on a GPU: it enqueues on s the update of
+	// the copy of Vars[i] at w on s's device, with g, its gradient summed
+	// over replicas on that device, and the copies of Slots()[i] at slots,
+	// aligned with them, giving the bits Part would.
+	Device() graph.DeviceUpdate
+	// Slots returns, aligned with Vars, the variables besides Vars[i] that
+	// the update of Vars[i] writes (an optimizer's slots), for Device.
+	Slots() [][]*graph.Variable
 }
 
 // SplitBlock is the most elements one call of Split.Part gets: a block whose
@@ -201,23 +225,20 @@ func (c *ReplicaContext) VariablesOf(grads []*graph.Node) ([]*graph.Variable, er
 // ApplyUpdate registers an optimizer update for this step. Every replica
 // registers the same updates in the same order while tracing; at each Run the
 // strategy sums u.Grads across replicas (loops.AllReduceSum, replica order)
-// and calls u.Apply once, after every replica succeeded, or, for an update
-// with a Split, has the replicas sum and apply it in parts. An update may have
-// no variables: Apply then simply runs once per step (nn.Dropout advances its
+// and calls u.Update.Apply once, after every replica succeeded, or, for a
+// Split, has the replicas sum and apply it in parts. An update may have no
+// variables: Apply then simply runs once per step (nn.Dropout advances its
 // random stream's counter so). Layers also use it for statistics, handing
 // values whose cross-replica sum they want (batch norm's moving averages).
 // It panics with an error wrapping ErrScope if a variable was not created
 // under the strategy, and with ErrUsage if the gradients do not match the
-// variables.
-func (c *ReplicaContext) ApplyUpdate(u Update) {
+// variables or u.Update is nil.
+func (c *ReplicaContext) ApplyUpdate(u Registration) {
 	if len(u.Vars) != len(u.Grads) {
 		panic(usageError("ApplyUpdate %s: want one gradient per variable, got %d variables and %d gradients", u.Name, len(u.Vars), len(u.Grads)))
 	}
-	if u.Apply == nil {
-		panic(usageError("ApplyUpdate %s: want an Apply function, got nil", u.Name))
-	}
-	if sp := u.Split; sp != nil && (sp.Begin == nil || sp.Part == nil || sp.End == nil) {
-		panic(usageError("ApplyUpdate %s: want a Split with Begin, Part and End, got one without some", u.Name))
+	if u.Update == nil {
+		panic(usageError("ApplyUpdate %s: want an Update, got nil", u.Name))
 	}
 	for i, v := range u.Vars {
 		if err := c.s.checkVariable(v); err != nil {

@@ -30,7 +30,7 @@
 // updates) is graph.DeviceStep's. Each update's gradients are summed over the
 // replicas in replica order: on one GPU by an add kernel into replica 0's
 // buffer; over GPUs of one replica each by NCCL when it is available (its
-// own order); otherwise through the host. An update with a Split.Device
+// own order); otherwise through the host. An update that is a [DeviceSplit]
 // (the optimizers of package nn without clipping) then runs on every
 // device's copy of its variables, whose results become the variables'
 // values there without a copy (graph.Variable.SetDeviceNewer): the host copy
@@ -51,7 +51,9 @@
 // concurrently, sums the gradients that optimizers registered with
 // [ReplicaContext.ApplyUpdate] across replicas in a fixed order (replica 0
 // first, so the result is bit-identical whatever the replicas' scheduling)
-// and applies each update once to the shared variables. An update that is
+// and applies each update once to the shared variables. How each update is
+// applied is decided once, when the step is traced, from the interfaces it
+// implements ([Update], [Checker], [Split], [DeviceSplit]). An update that is
 // element by element (an optimizer without clipping, see [Split]) is shared:
 // after a barrier each replica's goroutine sums and updates its own part of
 // every variable, and each replica's goroutine keeps one OS thread. In such
@@ -167,10 +169,10 @@ package strategy
 // cells' functions that call it were registered to read.
 
 // BUG(strategy): WithCheckNumerics checks what goes into an update (the
-// gradients, and the learning rate through Update.Check), not what comes
+// gradients, and the learning rate through a [Checker]), not what comes
 // out: finite gradients and rate whose update overflows to Inf are applied.
 
-// BUG(strategy): A device update (Split.Device) whose kernel launch or
+// BUG(strategy): A device update (DeviceSplit) whose kernel launch or
 // stream fails on the last device, after a previous step's device update
 // left the host copy stale, leaves that device's copy, which it may have
 // written in part, as the variable's value: no unwritten copy is left. An

@@ -20,10 +20,10 @@ func (tr *trace) begin(in *stepInputs) error {
 	if in.batch != nil {
 		tr.count[0] = float64(in.batch.count)
 	}
-	if err := tr.checkUpdates(); err != nil {
+	if err := tr.plan.check(); err != nil {
 		return err
 	}
-	if err := tr.beginSplit(); err != nil {
+	if err := tr.plan.begin(); err != nil {
 		return err
 	}
 	tr.coll.reset()
@@ -46,7 +46,7 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 		return PerReplica{}, err
 	}
 	tr.barrier.reset()
-	across := tr.split.across != nil
+	across := tr.plan.across != nil
 	if across {
 		tr.acrossBarrier.reset()
 		tr.agreed = agreement{worker: -1}
@@ -54,12 +54,12 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	vals := tr.newOutputs()
 	// A step with updates to share is long enough to pin the replicas'
 	// threads (splitMin).
-	errs := s.onReplicas(len(tr.split.split) > 0, func(r int) error {
+	errs := s.onReplicas(len(tr.plan.split) > 0, func(r int) error {
 		err := tr.runReplica(r, in, vals)
 		if err == nil && tr.checks != nil {
 			err = tr.checkNumerics(r, vals)
 		}
-		if len(tr.split.split) == 0 {
+		if len(tr.plan.split) == 0 {
 			return err
 		}
 		ok := tr.barrier.wait(err != nil)
@@ -86,7 +86,7 @@ func (s *Mirrored) execute(tr *trace, in *stepInputs) (PerReplica, error) {
 	if err != nil {
 		return PerReplica{}, err
 	}
-	if err := tr.applyUpdates(s); err != nil {
+	if err := tr.plan.applyUpdates(s); err != nil {
 		return PerReplica{}, err
 	}
 	return tr.outputs(in, vals), nil

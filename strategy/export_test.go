@@ -24,7 +24,7 @@ func DeferredProducts(s *Mirrored) int {
 		return 0
 	}
 	count := 0
-	for _, parts := range s.traces.entries[0].tr.split.parts {
+	for _, parts := range s.traces.entries[0].tr.plan.parts {
 		for _, p := range parts {
 			if p.prod != nil {
 				count++
@@ -34,7 +34,7 @@ func DeferredProducts(s *Mirrored) int {
 	return count
 }
 
-// SplitUpdates counts the updates the replicas share (Update.Split) in the
+// SplitUpdates counts the updates the replicas share (a Split) in the
 // most recent trace.
 func SplitUpdates(s *Mirrored) int {
 	s.runMu.Lock()
@@ -42,7 +42,7 @@ func SplitUpdates(s *Mirrored) int {
 	if len(s.traces.entries) == 0 {
 		return 0
 	}
-	return len(s.traces.entries[0].tr.split.split)
+	return len(s.traces.entries[0].tr.plan.split)
 }
 
 // CheckNumerics runs the numerics check of the most recent trace over

@@ -50,12 +50,12 @@ type ExternalInput struct {
 // outputs.
 type ExternalStep struct {
 	Replicas []ExternalReplica
-	// Updates are applied as for a traced step: Check before the replicas
-	// run, then Apply once with each variable's gradient summed over
-	// replicas in replica order. Their Grads must be nil (the gradients
-	// come from ExternalReplica.Gradient) and their Split is not used: the
-	// updates run on the goroutine calling RunExternal.
-	Updates []Update
+	// Updates are applied as for a traced step: Check (of a Checker) before
+	// the replicas run, then Apply once with each variable's gradient summed
+	// over replicas in replica order. Their Grads must be nil (the
+	// gradients come from ExternalReplica.Gradient) and a Split is applied
+	// whole: the updates run on the goroutine calling RunExternal.
+	Updates []Registration
 	// Outputs names the replicas' outputs, aligned with what RunStep
 	// returns; the PerReplica then has named parts (see PerReplica.Field).
 	// With Outputs nil, one output is a single value and several are
@@ -95,12 +95,9 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	s.checkOpen()
-	for _, u := range step.Updates {
-		if u.Check != nil {
-			if err := u.Check(); err != nil {
-				return PerReplica{}, err
-			}
-		}
+	plan := unsplit(step.Updates, nil)
+	if err := plan.check(); err != nil {
+		return PerReplica{}, err
 	}
 	var count float64
 	if in.batch != nil {
@@ -147,7 +144,8 @@ func (s *Mirrored) RunExternal(step *ExternalStep, args ...any) (PerReplica, err
 	if err := s.agreeStep(err); err != nil {
 		return PerReplica{}, err
 	}
-	if err := applyExternal(s, step.Updates, grads); err != nil {
+	plan.host = externalGrads{grads: grads, bufs32: make([][]float32, n), bufs64: make([][]float64, n)}
+	if err := plan.applyUpdates(s); err != nil {
 		return PerReplica{}, err
 	}
 	return externalOutputs(step, in, outs), nil
@@ -177,8 +175,8 @@ func (s *Mirrored) checkExternal(step *ExternalStep) error {
 		}
 	}
 	for _, u := range step.Updates {
-		if u.Apply == nil {
-			return usageError("RunExternal: update %s: want an Apply function, got nil", u.Name)
+		if u.Update == nil {
+			return usageError("RunExternal: update %s: want an Update, got nil", u.Name)
 		}
 		if u.Grads != nil {
 			return usageError("RunExternal: update %s: want Grads nil (an external step's gradients come from ExternalReplica.Gradient), got %d nodes", u.Name, len(u.Grads))
@@ -240,22 +238,8 @@ func externalGradients(step *ExternalStep) ([][][]Grad, error) {
 	return grads, nil
 }
 
-// applyExternal sums each gradient over replicas, in replica order, into
-// every replica's buffer, and applies every update (applyHost).
-func applyExternal(s *Mirrored, updates []Update, grads [][][]Grad) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &ReplicaError{Replica: 0, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", panicError(v))}
-		}
-	}()
-	n := len(s.loops)
-	src := externalGrads{grads: grads, bufs32: make([][]float32, n), bufs64: make([][]float64, n)}
-	var scratch []Grad
-	return s.applyHost(updates, unsplit(len(updates)).rest, src, &scratch, nil)
-}
-
 // externalGrads sums an external step's gradients, [update][variable][replica],
-// into replica 0's buffer.
+// over replicas, in replica order, into replica 0's buffer.
 type externalGrads struct {
 	grads  [][][]Grad
 	bufs32 [][]float32 // scratch: the replicas' buffers of one gradient

@@ -65,7 +65,7 @@ func newLinear(t *testing.T, n int, opts ...strategy.Option) (*strategy.Mirrored
 	return s, w, reps, s.DistributeDataset(data.FromTensorSlices(x, y).Batch(4))
 }
 
-func externalStep(reps []*linear, updates ...strategy.Update) *strategy.ExternalStep {
+func externalStep(reps []*linear, updates ...strategy.Registration) *strategy.ExternalStep {
 	step := &strategy.ExternalStep{Updates: updates, Outputs: []string{"loss", "x"}}
 	for _, r := range reps {
 		step.Replicas = append(step.Replicas, r)
@@ -74,12 +74,20 @@ func externalStep(reps []*linear, updates ...strategy.Update) *strategy.External
 }
 
 // sgd is a hand-written update w -= lr·g that records the sums it got.
-func sgd(w *graph.Variable, lr float64, got *[]float64) strategy.Update {
-	return strategy.Update{Name: "sgd", Vars: []*graph.Variable{w}, Apply: func(gs []strategy.Grad) {
+func sgd(w *graph.Variable, lr float64, got *[]float64) strategy.Registration {
+	return strategy.Registration{Name: "sgd", Vars: []*graph.Variable{w}, Update: strategy.UpdateFunc(func(gs []strategy.Grad) {
 		*got = append(*got, gs[0].F64[0])
 		w.F64()[0] -= lr * gs[0].F64[0]
-	}}
+	})}
 }
+
+// checked is an update whose Check returns err.
+type checked struct {
+	strategy.Update
+	err error
+}
+
+func (c checked) Check() error { return c.err }
 
 // TestRunExternalMatchesOneReplica trains the linear model on 1, 2 and 3
 // replicas: the gradient sums the update gets, the weights and the reduced
@@ -162,7 +170,7 @@ func TestRunExternalFailures(t *testing.T) {
 			}
 		}},
 		{"check refuses", func(_ *graph.Variable, _ []*linear, step *strategy.ExternalStep) {
-			step.Updates[0].Check = func() error { return boom }
+			step.Updates[0].Update = checked{step.Updates[0].Update, boom}
 		}, func(t *testing.T, err error) {
 			if err != boom {
 				t.Errorf("got %v, want the Check's error as is", err)

@@ -275,8 +275,8 @@ func TestRunExternalFused(t *testing.T) {
 				rep.grads[v] = Grad{F32: g.F32, F64: g.F64}
 			}
 			var got []Grad
-			apply := func(gs []Grad) { got = slices.Clone(gs) }
-			step := &ExternalStep{Replicas: []ExternalReplica{rep}, Updates: []Update{{Name: "record", Vars: vars, Apply: apply}}}
+			apply := UpdateFunc(func(gs []Grad) { got = slices.Clone(gs) })
+			step := &ExternalStep{Replicas: []ExternalReplica{rep}, Updates: []Registration{{Name: "record", Vars: vars, Update: apply}}}
 			if _, err := s.RunExternal(step); err != nil {
 				t.Fatal(err)
 			}

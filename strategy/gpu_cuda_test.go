@@ -43,8 +43,8 @@ type gpuOptimizer struct {
 	tol  float64 // relative, against one CPU replica
 }
 
-// gpuOptimizers cover both update paths: on the devices (Split.Device) and
-// on the host (clipping by global norm has no Split).
+// gpuOptimizers cover both update paths: on the devices (a DeviceSplit) and
+// on the host (clipping by global norm is no Split).
 var gpuOptimizers = []gpuOptimizer{
 	{"adam-device", func() nn.Optimizer { return nn.NewAdam(0.001) }, 1e-5},
 	{"adam-clip-host", func() nn.Optimizer { return nn.NewAdam(0.001, nn.WithClipGlobalNorm(0.5)) }, 1e-5},

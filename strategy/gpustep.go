@@ -9,18 +9,20 @@ import (
 // The step of GPU replicas: every replica runs its device program on its
 // shard; then, on the goroutine calling Run, each update's gradients are
 // summed over the replicas on the devices (graph.DeviceGrad.Sum), the
-// updates with a Split.Device run on every device's copy of their
+// updates that are a DeviceSplit run on every device's copy of their
 // variables (graph.DeviceStep.Apply), whose results become the variables'
 // values there (no copy to the host: the host copy is made lazily at the
 // first host read, Value, a checkpoint, F32, a host update), and the other
-// updates get the summed gradients on the host and Apply them there, after
-// which every device copy is refreshed from the host at its next use.
+// updates get the summed gradients on the host and Apply them there
+// (updatePlan.apply, as on CPUs), after which every device copy is
+// refreshed from the host at its next use.
 
 // planGPU makes the device plan of tr, whose programs are compiled on
-// s.gpus: which updates run on the devices (tr.split.split: those with a
-// Split.Device that share no variable and no gradient with another update,
-// as planSplit decides for the CPU; none on several workers, whose sum
-// across workers is on the host) and which on the host (tr.split.rest).
+// s.gpus: which updates run on the devices (tr.plan.split: the DeviceSplits
+// that share no variable and no gradient with another update, as planSplit
+// decides for the CPU; none on several workers, whose sum across workers is
+// on the host) and which on the host (tr.plan.rest, their gradients copied
+// from the devices).
 func (s *Mirrored) planGPU(tr *trace) error {
 	progs := make([]*graph.Program, len(tr.replicas))
 	for r, rt := range tr.replicas {
@@ -33,15 +35,16 @@ func (s *Mirrored) planGPU(tr *trace) error {
 	g := &gpuStep{step: st}
 	ups := tr.replicas[0].ctx.updates
 	shared := sharedUpdates(ups)
-	tr.split = splitPlan{}
+	plan := newPlan(ups, g)
 	g.grads = make([][]*graph.DeviceGrad, len(ups))
 	nodes := make([]*graph.Node, len(tr.replicas))
 	for k, u := range ups {
-		device := u.Split != nil && u.Split.Device != nil && !s.multi() && !shared[k]
+		ds, device := u.Update.(DeviceSplit)
+		device = device && !s.multi() && !shared[k]
 		if device {
-			tr.split.split = append(tr.split.split, k)
+			plan.shareAt(k, ds)
 		} else {
-			tr.split.rest = append(tr.split.rest, k)
+			plan.rest = append(plan.rest, k)
 		}
 		g.grads[k] = make([]*graph.DeviceGrad, len(u.Vars))
 		for i := range u.Vars {
@@ -51,10 +54,10 @@ func (s *Mirrored) planGPU(tr *trace) error {
 			g.grads[k][i] = st.Gradient(nodes, device)
 		}
 		if device {
-			g.device = append(g.device, graph.DeviceApply{Vars: u.Vars, Slots: u.Split.Slots, Grads: g.grads[k], Update: u.Split.Device})
+			g.device = append(g.device, graph.DeviceApply{Vars: u.Vars, Slots: ds.Slots(), Grads: g.grads[k], Update: ds.Device()})
 		}
 	}
-	tr.gpu, tr.host = g, g
+	tr.gpu, tr.plan = g, plan
 	return nil
 }
 
@@ -85,7 +88,7 @@ func (s *Mirrored) executeGPU(tr *trace, in *stepInputs) (PerReplica, error) {
 }
 
 // applyGPU sums every update's gradients over the replicas and applies the
-// updates: those of tr.split.split on the devices, the others on the host.
+// updates: those of tr.plan.split on the devices, the others on the host.
 // A failure before any host update leaves every variable unchanged: the
 // device copies a failed step wrote are marked stale.
 func (tr *trace) applyGPU(s *Mirrored) (err error) {
@@ -114,11 +117,8 @@ func (tr *trace) applyGPU(s *Mirrored) (err error) {
 		return err
 	}
 	deviceDone = true
-	for _, k := range tr.split.split {
-		ups[k].Split.End()
-	}
 	// Apply writes the host copies: every device copy is then stale.
-	return s.applyHost(ups, tr.split.rest, g, &tr.grads, func() {
+	return tr.plan.apply(s, func() {
 		for _, v := range s.Variables() {
 			v.Invalidate()
 		}

@@ -360,7 +360,7 @@ func TestAllReduceClusterError(t *testing.T) {
 }
 
 // TestSplitAcrossClusterError: on several workers the replicas share a
-// wide model's update (Update.Split), its gradients summed across workers
+// wide model's update (a Split), its gradients summed across workers
 // by the last replica to arrive between the local sums and the parts; a
 // cluster failing in that sum fails the step with an error wrapping
 // ErrCluster on every replica's behalf, with no part applied and no

@@ -60,7 +60,7 @@ func (c multiCase) optimizer() func() nn.Optimizer {
 }
 
 // wideHidden makes the model's updates long enough for the replicas to
-// share them (Update.Split): 10·5000 + 5000 + 5000·3 + 3 elements, over
+// share them (a Split): 10·5000 + 5000 + 5000·3 + 3 elements, over
 // strategy.SplitMin.
 const wideHidden = 5000
 
@@ -310,7 +310,7 @@ func checkpointOnChief(t *testing.T, dir string, opts ...strategy.Option) []stri
 // this process, with Adam and SGD with momentum, in float32 and float64,
 // on 103 examples in global batches of 16 (in the last batch some workers
 // hold only padding), with a small hidden layer and with one wide enough
-// that the replicas share the updates (Update.Split, summed across workers
+// that the replicas share the updates (a Split, summed across workers
 // between the replicas' local sums and their parts). Losses and weights
 // agree within 1e-5 (float32) and 1e-12 (float64), and every worker ends
 // with the same bits. It also checks Gather across workers, per-replica

@@ -35,7 +35,7 @@ type numCheck struct {
 // deferred product its operands.
 func planChecks(tr *trace) [][]numCheck {
 	deferred := make(map[*graph.Node]bool)
-	for _, parts := range tr.split.parts {
+	for _, parts := range tr.plan.parts {
 		for _, p := range parts {
 			for _, n := range p.prod {
 				deferred[n] = true
@@ -97,18 +97,6 @@ func (tr *trace) checkNumerics(r int, vals [][]data.Tensor) error {
 				name = fmt.Sprintf("step output %q", tr.result.names[k])
 			}
 			return &wrapped{kind: ErrNonFinite, msg: fmt.Sprintf("%s holds %v at element %d", name, x[i], i)}
-		}
-	}
-	return nil
-}
-
-// checkUpdates calls every update's Check before the replicas start.
-func (tr *trace) checkUpdates() error {
-	for _, u := range tr.replicas[0].ctx.updates {
-		if u.Check != nil {
-			if err := u.Check(); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -12,23 +12,10 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
-// splitPlan is how the replicas share a trace's split updates (Update.Split):
-// which updates are split, which are left to Apply, and the part of every
-// variable each replica sums and updates.
-type splitPlan struct {
-	split []int         // indices of the updates applied in parts
-	rest  []int         // indices of the updates applied by Apply
-	parts [][]splitPart // [replica]
-	// across is, on several workers, every split variable's gradient in
-	// replica 0's buffer, in the order of split and of each update's Vars:
-	// the replicas sum their parts into it, it is summed across workers,
-	// and the parts apply from it (acrossParts). Nil with one worker.
-	across []Grad
-}
-
 // splitPart is one variable's range [lo, hi) that one replica updates.
 type splitPart struct {
 	u, i   int         // update and variable index
+	sp     Split       // update u
 	lo, hi int         // elements
 	g32    [][]float32 // every replica's gradient buffer of the variable
 	g64    [][]float64
@@ -45,22 +32,14 @@ type splitPart struct {
 // updates all of it (a bias), the least loaded replica first.
 const splitAlone = 2 * SplitBlock
 
-// unsplit is the plan that applies each of n updates whole.
-func unsplit(n int) splitPlan {
-	plan := splitPlan{rest: make([]int, n)}
-	for k := range plan.rest {
-		plan.rest[k] = k
-	}
-	return plan
-}
-
 // splitMin is the fewest elements worth sharing: below it (the quick start's
 // 10-16-2 model has 210) the barrier costs more than the update, and a step of that
 // model took 38-75 µs shared against 21.5 µs applied by the caller.
 const splitMin = 1 << 16
 
 // planSplit decides how the replicas share the updates of tr (its replicas
-// and programs built). An update is split when it offers a Split and shares
+// and programs built), whose gradients are in its CPU programs' buffers
+// (programGrads). An update is split when it is a Split and shares
 // no variable and no gradient node with another update: a variable updated
 // twice needs the updates' order, and a gradient buffer summed twice would
 // be summed into itself. If the split updates have fewer than splitMin
@@ -68,23 +47,25 @@ const splitMin = 1 << 16
 // gradient is a deferrable product leave it to the update. The plan is the
 // same on every worker of a multi-worker strategy (multi), whatever their
 // replicas, since the workers' traces agree: they then sum the split
-// gradients across workers in one order (splitPlan.across), and a product
+// gradients across workers in one order (updatePlan.across), and a product
 // cannot be deferred there, for it must be whole before that sum.
-func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
+func planSplit(tr *trace, deferProducts, multi bool) updatePlan {
 	n := len(tr.replicas)
 	ups := tr.replicas[0].ctx.updates
 	shared := sharedUpdates(ups)
-	plan := splitPlan{parts: make([][]splitPart, n)}
+	plan := newPlan(ups, programGrads{tr})
+	plan.parts = make([][]splitPart, n)
 	load := make([]int, n) // elements given to each replica so far
 	var deferred [][]*graph.Node
 	for k, u := range ups {
-		if u.Split == nil || shared[k] {
+		sp, ok := u.Update.(Split)
+		if !ok || shared[k] {
 			plan.rest = append(plan.rest, k)
 			continue
 		}
-		plan.split = append(plan.split, k)
+		plan.shareAt(k, sp)
 		for i, v := range u.Vars {
-			p := splitPart{u: k, i: i, g32: make([][]float32, n), g64: make([][]float64, n)}
+			p := splitPart{u: k, i: i, sp: sp, g32: make([][]float32, n), g64: make([][]float64, n)}
 			for r, rt := range tr.replicas {
 				gn := rt.ctx.updates[k].Grads[i]
 				p.g32[r], p.g64[r] = rt.prog.F32(gn), rt.prog.F64(gn)
@@ -139,7 +120,7 @@ func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 		total += l
 	}
 	if total < splitMin {
-		return unsplit(len(ups))
+		return unsplit(ups, plan.host)
 	}
 	for _, prod := range deferred {
 		for r, n := range prod {
@@ -152,30 +133,8 @@ func planSplit(tr *trace, deferProducts, multi bool) splitPlan {
 	return plan
 }
 
-// sharedUpdates reports, for each update of ups, whether it shares a
-// variable or a gradient node with another: a variable updated twice needs
-// the updates' order, and a gradient buffer summed twice would be summed
-// into itself, so such an update is applied whole, by Apply.
-func sharedUpdates(ups []Update) []bool {
-	vars := make(map[*graph.Variable]int)
-	grads := make(map[*graph.Node]int)
-	for _, u := range ups {
-		for i, v := range u.Vars {
-			vars[v]++
-			grads[u.Grads[i]]++
-		}
-	}
-	shared := make([]bool, len(ups))
-	for k, u := range ups {
-		for i, v := range u.Vars {
-			shared[k] = shared[k] || vars[v] > 1 || grads[u.Grads[i]] > 1
-		}
-	}
-	return shared
-}
-
 // acrossGrads returns replica 0's gradient buffer of every variable of the
-// updates split, in order (splitPlan.across).
+// updates split, in order (updatePlan.across).
 func acrossGrads(tr *trace, split []int) []Grad {
 	var grads []Grad
 	rt := tr.replicas[0]
@@ -191,10 +150,10 @@ func acrossGrads(tr *trace, split []int) []Grad {
 // acrossParts is where the replicas of a worker of several meet after the
 // barrier, ok if none of them failed: each sums its parts of the split
 // gradients over the local replicas into replica 0's buffers
-// (splitPlan.across), then the last to arrive, alone and so from one
+// (updatePlan.across), then the last to arrive, alone and so from one
 // goroutine as a Cluster wants, agrees with the other workers on failures
 // and, when none failed, sums those buffers across workers (fused, as
-// applyUpdates does). It reports on every replica whether the parts may
+// applyHost does). It reports on every replica whether the parts may
 // apply; nothing is applied on any worker before every worker knows that
 // every worker succeeded. The agreement's outcome is in tr.agreed.
 func (tr *trace) acrossParts(s *Mirrored, r int, ok bool) bool {
@@ -212,7 +171,7 @@ func (tr *trace) acrossParts(s *Mirrored, r int, ok bool) bool {
 		if tr.agreed.err != nil || tr.agreed.worker >= 0 {
 			return false
 		}
-		tr.agreed.err = s.sumAcrossFused(tr.split.across)
+		tr.agreed.err = s.sumAcrossFused(tr.plan.across)
 		return tr.agreed.err == nil
 	})
 }
@@ -220,7 +179,7 @@ func (tr *trace) acrossParts(s *Mirrored, r int, ok bool) bool {
 // sumParts sums replica r's parts of the split gradients over the local
 // replicas, in replica order as applyParts does, into replica 0's buffers.
 func (tr *trace) sumParts(r int) {
-	for _, p := range tr.split.parts[r] {
+	for _, p := range tr.plan.parts[r] {
 		if p.g32 != nil {
 			g := p.g32[0][p.lo:p.hi]
 			for _, b := range p.g32[1:] {
@@ -270,10 +229,9 @@ func (tr *trace) applyParts(r int) (err error) {
 		}
 	}()
 	ups := tr.replicas[0].ctx.updates
-	summed := tr.split.across != nil
-	for _, p := range tr.split.parts[r] {
-		u := ups[p.u]
-		g := Grad{Var: u.Vars[p.i]}
+	summed := tr.plan.across != nil
+	for _, p := range tr.plan.parts[r] {
+		g := Grad{Var: ups[p.u].Vars[p.i]}
 		if p.prod != nil {
 			tr.sumProduct(r, p)
 		}
@@ -299,7 +257,7 @@ func (tr *trace) applyParts(r int) (err error) {
 					loops.AddTo(g.F64, g.F64, b[lo:hi])
 				}
 			}
-			u.Split.Part(p.i, lo, g)
+			p.sp.Part(p.i, lo, g)
 		}
 	}
 	return nil

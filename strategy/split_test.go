@@ -33,15 +33,17 @@ func splitRun(t *testing.T, n int, dt graph.DType, split bool, steps int) (weigh
 		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), rows)
 		vars := model.TrainableVariables()
 		grads := ctx.Gradients(loss, vars)
-		u := strategy.Update{Name: "half", Vars: vars, Grads: grads, Apply: func(gs []strategy.Grad) {
+		apply := strategy.UpdateFunc(func(gs []strategy.Grad) {
 			for _, g := range gs {
 				halfStep(g, 0)
 			}
-		}}
+		})
+		u := strategy.Registration{Name: "half", Vars: vars, Grads: grads, Update: apply}
 		if split {
-			u.Split = &strategy.Split{
-				Begin: func() { nBegin.Add(1) },
-				Part: func(i, off int, g strategy.Grad) {
+			u.Update = splitFuncs{
+				UpdateFunc: apply,
+				begin:      func() { nBegin.Add(1) },
+				part: func(i, off int, g strategy.Grad) {
 					if g.Var != vars[i] {
 						panic(fmt.Sprintf("Part(%d, ...) got variable %s, want %s", i, g.Var.Name(), vars[i].Name()))
 					}
@@ -50,7 +52,7 @@ func splitRun(t *testing.T, n int, dt graph.DType, split bool, steps int) (weigh
 					}
 					halfStep(g, off)
 				},
-				End: func() { nEnd.Add(1) },
+				end: func() { nEnd.Add(1) },
 			}
 		}
 		ctx.ApplyUpdate(u)
@@ -58,6 +60,18 @@ func splitRun(t *testing.T, n int, dt graph.DType, split bool, steps int) (weigh
 	}
 	return trainOn(t, s, step, x, y, steps), int(nBegin.Load()), int(nEnd.Load())
 }
+
+// splitFuncs is a Split of functions.
+type splitFuncs struct {
+	strategy.UpdateFunc
+	begin func()
+	part  func(i, off int, g strategy.Grad)
+	end   func()
+}
+
+func (f splitFuncs) Begin()                           { f.begin() }
+func (f splitFuncs) Part(i, off int, g strategy.Grad) { f.part(i, off, g) }
+func (f splitFuncs) End()                             { f.end() }
 
 // trainOn runs step steps times on the one global batch of x and y, and
 // returns the values of s's variables.
@@ -200,13 +214,13 @@ func TestSplitFailedStep(t *testing.T) {
 	var begins, parts, ends atomic.Int32
 	step := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
 		loss := graph.Sum(graph.Mul(x, ctx.Graph().Var(w)))
-		ctx.ApplyUpdate(strategy.Update{
+		ctx.ApplyUpdate(strategy.Registration{
 			Name: "count", Vars: []*graph.Variable{w}, Grads: ctx.Gradients(loss, []*graph.Variable{w}),
-			Apply: func([]strategy.Grad) { t.Error("Apply ran for an update with a Split") },
-			Split: &strategy.Split{
-				Begin: func() { begins.Add(1) },
-				Part:  func(_, off int, g strategy.Grad) { parts.Add(1); halfStep(g, off) },
-				End:   func() { ends.Add(1) },
+			Update: splitFuncs{
+				UpdateFunc: func([]strategy.Grad) { t.Error("Apply ran for an update with a Split") },
+				begin:      func() { begins.Add(1) },
+				part:       func(_, off int, g strategy.Grad) { parts.Add(1); halfStep(g, off) },
+				end:        func() { ends.Add(1) },
 			},
 		})
 		return loss

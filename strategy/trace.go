@@ -57,10 +57,9 @@ func (s *Mirrored) Traces() int {
 type trace struct {
 	replicas []*replicaTrace
 	result   resultShape
-	grads    []Grad      // scratch handed to Update.Apply
 	count    [1]float64  // scratch for the true-example-count placeholder; Feed copies it
 	coll     *collective // the replicas' all-reductions inside the step
-	split    splitPlan   // how the replicas share the split updates
+	plan     updatePlan  // how the updates are applied
 	barrier  *stepBarrier
 	// On several workers with split updates, where the replicas meet after
 	// summing their parts locally (acrossParts), and what the workers
@@ -70,7 +69,6 @@ type trace struct {
 	agreed        agreement
 	checks        [][]numCheck // [replica]; nil unless the strategy checks numerics
 	gpu           *gpuStep     // the device plan of GPU replicas; nil on CPUs
-	host          hostGrads    // where the updates Apply runs find their summed gradients
 
 	// The variables the step reads and whether each was trainable when it
 	// was traced: the gradients and updates registered depend on it, so a
@@ -159,9 +157,8 @@ func (s *Mirrored) compile(tr *trace) (err error) {
 	if s.gpus != nil {
 		return s.planGPU(tr)
 	}
-	tr.host = programGrads{tr}
-	tr.split = planSplit(tr, !s.noDefer && !s.multi(), s.multi())
-	if tr.split.across != nil {
+	tr.plan = planSplit(tr, !s.noDefer && !s.multi(), s.multi())
+	if tr.plan.across != nil {
 		tr.acrossBarrier = newStepBarrier(len(tr.replicas))
 	}
 	if s.checkNumerics {

@@ -7,38 +7,108 @@ import (
 	"github.com/gotrain/gotrain/internal/loops"
 )
 
-// beginSplit calls Begin of every split update, before the replicas start.
-func (tr *trace) beginSplit() (err error) {
+// updatePlan is how a step applies its updates, chosen once, when the step
+// is traced (or, for RunExternal, when the step is handed over), from the
+// interfaces each update implements: which check themselves before the step
+// (Checker), which are applied in parts (Split: by the replicas on CPUs,
+// planSplit; a DeviceSplit on the devices, planGPU), which are applied whole
+// by Apply on the host, and where those find their summed gradients.
+type updatePlan struct {
+	ups    []Registration // replica 0's, in registration order
+	checks []Checker      // the updates that are Checkers, in order
+	split  []int          // indices of the updates applied in parts
+	splits []Split        // the updates of split, aligned with it
+	rest   []int          // indices of the updates applied whole, by Apply
+	host   hostGrads      // where rest's gradients are summed from
+	grads  []Grad         // scratch handed to Apply, kept across steps
+
+	// The replicas' parts of the CPU split updates (planSplit).
+	parts [][]splitPart // [replica]
+	// across is, on several workers, every split variable's gradient in
+	// replica 0's buffer, in the order of split and of each update's Vars:
+	// the replicas sum their parts into it, it is summed across workers,
+	// and the parts apply from it (acrossParts). Nil with one worker.
+	across []Grad
+}
+
+// newPlan returns the plan of ups with their checks and gradient source and
+// no update placed yet: the planners then add each update to split
+// (shareAt) or rest.
+func newPlan(ups []Registration, host hostGrads) updatePlan {
+	plan := updatePlan{ups: ups, host: host}
+	for _, u := range ups {
+		if c, ok := u.Update.(Checker); ok {
+			plan.checks = append(plan.checks, c)
+		}
+	}
+	return plan
+}
+
+// unsplit is the plan that applies every update of ups whole.
+func unsplit(ups []Registration, host hostGrads) updatePlan {
+	plan := newPlan(ups, host)
+	plan.rest = make([]int, len(ups))
+	for k := range plan.rest {
+		plan.rest[k] = k
+	}
+	return plan
+}
+
+// shareAt places update k, sp, among those applied in parts.
+func (p *updatePlan) shareAt(k int, sp Split) {
+	p.split = append(p.split, k)
+	p.splits = append(p.splits, sp)
+}
+
+// check calls every update's Check before the replicas start.
+func (p *updatePlan) check() error {
+	for _, c := range p.checks {
+		if err := c.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// begin calls Begin of every split update, before the replicas start.
+func (p *updatePlan) begin() (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &ReplicaError{Replica: 0, Phase: "apply", Err: fmt.Errorf("preparing the optimizer update: %w", panicError(v))}
 		}
 	}()
-	for _, k := range tr.split.split {
-		tr.replicas[0].ctx.updates[k].Split.Begin()
+	for _, sp := range p.splits {
+		sp.Begin()
 	}
 	return nil
 }
 
-// applyUpdates finishes the split updates (End) and applies the others
-// (applyHost), their gradients summed from the CPU programs' buffers.
-func (tr *trace) applyUpdates(s *Mirrored) (err error) {
+// apply is the one way a step's updates are finished, once every replica
+// succeeded and the parts (on the replicas or the devices) are applied: it
+// ends the split updates (End) and applies the others (applyHost), calling
+// after, when not nil, after each Apply.
+func (p *updatePlan) apply(s *Mirrored, after func()) error {
+	for _, sp := range p.splits {
+		sp.End()
+	}
+	return p.applyHost(s, after)
+}
+
+// applyUpdates is apply for CPU replicas and external steps, whose panic
+// becomes the error of replica 0's apply phase.
+func (p *updatePlan) applyUpdates(s *Mirrored) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &ReplicaError{Replica: 0, Phase: "apply", Err: fmt.Errorf("applying the optimizer update: %w", panicError(v))}
 		}
 	}()
-	ups := tr.replicas[0].ctx.updates
-	for _, k := range tr.split.split {
-		ups[k].Split.End()
-	}
-	return s.applyHost(ups, tr.split.rest, tr.host, &tr.grads, nil)
+	return p.apply(s, nil)
 }
 
 // hostGrads is where the updates Apply runs find their gradients summed
 // over this worker's replicas: the CPU programs' buffers (programGrads), a
 // GPU step's copies (gpuStep) or an external engine's buffers
-// (externalGrads). A trace's is chosen when the step is traced.
+// (externalGrads). A plan's is chosen when the step is traced.
 type hostGrads interface {
 	// sum returns variable i of update k, v, with its gradient summed over
 	// this worker's replicas in replica order, in a buffer the step owns.
@@ -46,31 +116,53 @@ type hostGrads interface {
 }
 
 // applyHost is the one place an update's Apply is called. For each update
-// ups[k], k in rest, in order, it sums each gradient over this worker's
-// replicas (src) and then across workers, an update's gradients fused
+// of rest, in order, it sums each gradient over this worker's replicas
+// (p.host) and then across workers, an update's gradients fused
 // (sumAcrossFused), calls Apply once with the sums, and then after, when not
-// nil. *grads is the scratch handed to Apply, kept across steps.
-func (s *Mirrored) applyHost(ups []Update, rest []int, src hostGrads, grads *[]Grad, after func()) error {
-	for _, k := range rest {
-		u := ups[k]
-		gs := (*grads)[:0]
+// nil.
+func (p *updatePlan) applyHost(s *Mirrored, after func()) error {
+	for _, k := range p.rest {
+		u := p.ups[k]
+		gs := p.grads[:0]
 		for i, v := range u.Vars {
-			g, err := src.sum(k, i, v)
+			g, err := p.host.sum(k, i, v)
 			if err != nil {
 				return err
 			}
 			gs = append(gs, g)
 		}
-		*grads = gs
+		p.grads = gs
 		if err := s.sumAcrossFused(gs); err != nil {
 			return err
 		}
-		u.Apply(gs)
+		u.Update.Apply(gs)
 		if after != nil {
 			after()
 		}
 	}
 	return nil
+}
+
+// sharedUpdates reports, for each update of ups, whether it shares a
+// variable or a gradient node with another: a variable updated twice needs
+// the updates' order, and a gradient buffer summed twice would be summed
+// into itself, so such an update is applied whole, by Apply.
+func sharedUpdates(ups []Registration) []bool {
+	vars := make(map[*graph.Variable]int)
+	grads := make(map[*graph.Node]int)
+	for _, u := range ups {
+		for i, v := range u.Vars {
+			vars[v]++
+			grads[u.Grads[i]]++
+		}
+	}
+	shared := make([]bool, len(ups))
+	for k, u := range ups {
+		for i, v := range u.Vars {
+			shared[k] = shared[k] || vars[v] > 1 || grads[u.Grads[i]] > 1
+		}
+	}
+	return shared
 }
 
 // programGrads sums a trace's gradients from its CPU programs' buffers,
