@@ -6,6 +6,7 @@ import (
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
+	"github.com/gotrain/gotrain/internal/bench"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
 )
@@ -54,38 +55,17 @@ func BenchmarkProgramRun(b *testing.B) {
 	}
 }
 
-// mlpStep builds an MLP of layer widths dims (input first, ReLU hidden
-// layers, softmax cross-entropy, Adam) on n replicas, runs one step on a
-// random global batch and returns the strategy, the step and its batch.
+// mlpStep is bench.MLPStep on n replicas, traced by one step.
 func mlpStep(b *testing.B, n int, dims []int, globalBatch int, opts ...strategy.Option) (*strategy.Mirrored, func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor, *strategy.PerReplicaBatch) {
 	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithReplicas(n)}, opts...)...)
 	b.Cleanup(func() { s.Close() })
-	x := data.RandomNormal(7, globalBatch, dims[0])
-	y := data.RandomInts(8, dims[len(dims)-1], globalBatch)
-	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(globalBatch)).Iter()
-	b.Cleanup(it.Close)
-	it.Next()
-	var model *nn.Sequential
-	var opt nn.Optimizer
-	s.Scope(func() {
-		model = nn.NewSequential()
-		for i, d := range dims[1:] {
-			act := nn.ReLU
-			if i == len(dims)-2 {
-				act = nn.Linear
-			}
-			model.Add(nn.Dense(d, act))
-		}
-		opt = nn.NewAdam(0.001)
-	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
+	step, batch, done, err := bench.MLPStep(s, dims, globalBatch)
+	if err != nil {
+		b.Fatal(err)
 	}
-	s.Run(step, it.Batch()) // trace
-	return s, step, it.Batch()
+	b.Cleanup(done)
+	s.Run(step, batch) // trace
+	return s, step, batch
 }
 
 // benchDims is the MLP of `gotrain bench mlp`, with its global batch.

@@ -35,14 +35,36 @@ func MLP(replicas int, dims []int, batch, steps int, dt graph.DType, opts ...str
 	}()
 	s := strategy.NewMirrored(append([]strategy.Option{strategy.WithReplicas(replicas), strategy.WithDType(dt)}, opts...)...)
 	defer s.Close()
+	step, b, done, err := MLPStep(s, dims, batch)
+	if err != nil {
+		return 0, fmt.Errorf("bench: MLP: %w", err)
+	}
+	defer done()
+	if _, err := s.TryRun(step, b); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for range steps {
+		if _, err := s.TryRun(step, b); err != nil {
+			return 0, err
+		}
+	}
+	return float64(batch*steps) / time.Since(start).Seconds(), nil
+}
+
+// MLPStep builds on s the MLP that MLP times (layer widths dims, ReLU hidden
+// layers, softmax cross-entropy, Adam) and one fixed random global batch of
+// batch examples, and returns the training step, that batch, and done,
+// which releases the batch's iterator once the caller has stopped running
+// the step. The step is not traced yet.
+func MLPStep(s *strategy.Mirrored, dims []int, batch int) (step func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor, b *strategy.PerReplicaBatch, done func(), err error) {
 	x := data.RandomNormal(1, batch, dims[0])
 	y := data.RandomInts(2, dims[len(dims)-1], batch)
 	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(batch)).Iter()
-	defer it.Close()
 	if !it.Next() {
-		return 0, fmt.Errorf("bench: MLP: no batch: %v", it.Err())
+		it.Close()
+		return nil, nil, nil, fmt.Errorf("no batch: %v", it.Err())
 	}
-	b := it.Batch()
 	var model *nn.Sequential
 	var opt nn.Optimizer
 	s.Scope(func() {
@@ -57,19 +79,10 @@ func MLP(replicas int, dims []int, batch, steps int, dt graph.DType, opts ...str
 		opt = nn.NewAdam(0.001)
 	})
 	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+	step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
 		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), batch)
 		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
 		return loss
 	}
-	if _, err := s.TryRun(step, b); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	for range steps {
-		if _, err := s.TryRun(step, b); err != nil {
-			return 0, err
-		}
-	}
-	return float64(batch*steps) / time.Since(start).Seconds(), nil
+	return step, it.Batch(), it.Close, nil
 }
