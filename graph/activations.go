@@ -22,13 +22,17 @@ func init() {
 	})
 }
 
-// Activation selects the nonlinearity of Dense and Activate.
+// Activation selects the output function of Dense, Conv2D, BatchNorm and
+// Activate: elementwise, or for SoftmaxActivation over the last axis.
 type Activation int
 
 // The activations. GELU is the exact form x·Φ(x) (PyTorch's default, Keras
 // approximate=False); GELUTanh is its tanh approximation
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (GPT-2's, PyTorch's
-// approximate="tanh"); SiLU is x·sigmoid(x) (swish).
+// approximate="tanh"); SiLU is x·sigmoid(x) (swish); SoftmaxActivation is
+// Softmax, which normalizes a whole row and so is never fused into a
+// kernel: it follows the product (or convolution, or normalization) as a
+// node of its own. Its name keeps Softmax for the function.
 const (
 	Linear Activation = iota
 	ReLU
@@ -37,10 +41,11 @@ const (
 	GELU
 	GELUTanh
 	SiLU
+	SoftmaxActivation
 	numActivations
 )
 
-var actNames = [numActivations]string{"linear", "relu", "tanh", "sigmoid", "gelu", "gelu_tanh", "silu"}
+var actNames = [numActivations]string{"linear", "relu", "tanh", "sigmoid", "gelu", "gelu_tanh", "silu", "softmax"}
 
 // String returns the activation's lowercase name, e.g. "relu".
 func (a Activation) String() string {
@@ -52,28 +57,38 @@ func (a Activation) String() string {
 
 // Apply returns act applied elementwise to x, of any rank: the standalone
 // form of Activate, so that act.Apply is a func(*Node) *Node (ReLU.Apply,
-// GELUTanh.Apply, SiLU.Apply, ...). Linear returns x.
+// GELUTanh.Apply, SiLU.Apply, ...). Linear returns x; SoftmaxActivation
+// returns Softmax(x).
 // It panics with an error wrapping ErrShape if act is unknown.
 func (act Activation) Apply(x *Node) *Node { return Activate(x, act) }
 
 // needsInput reports whether act's derivative is computed from its input
-// (opActGradX) rather than its output (opActGradY): Dense keeps such an
-// activation as a node of its own after the product.
+// (opActGradX) rather than its output (opActGradY).
 func (act Activation) needsInput() bool { return act == GELU || act == GELUTanh || act == SiLU }
+
+// unfused reports whether Dense keeps act as a node of its own after the
+// product: an activation whose derivative needs its input (needsInput), or
+// the softmax, which spans a row.
+func (act Activation) unfused() bool { return act.needsInput() || act == SoftmaxActivation }
 
 func checkAct(g *Graph, op string, act Activation) {
 	if act < 0 || act >= numActivations {
-		panic(g.err(op, fmt.Sprintf("want an activation Linear..SiLU, got %v", act), ErrShape))
+		panic(g.err(op, fmt.Sprintf("want an activation Linear..SoftmaxActivation, got %v", act), ErrShape))
 	}
 }
 
-// Activate applies act elementwise.
-// It panics with an error wrapping ErrShape if act is unknown.
+// Activate applies act elementwise; SoftmaxActivation is Softmax(x), over
+// the last axis.
+// It panics with an error wrapping ErrShape if act is unknown, or if act is
+// SoftmaxActivation and x is a scalar.
 func Activate(x *Node, act Activation) *Node {
 	g := graphOf("activate", x)
 	checkAct(g, "activate", act)
-	if act == Linear {
+	switch act {
+	case Linear:
 		return x
+	case SoftmaxActivation:
+		return Softmax(x)
 	}
 	out := g.add(opActivate, x.shape, x)
 	out.act = act
@@ -152,7 +167,8 @@ func biasAct[T Float](out, b []T, n int, act Activation) {
 	}
 }
 
-// activate is: out[i] = act(x[i]).
+// activate is: out[i] = act(x[i]). SoftmaxActivation never reaches it:
+// Activate and Dense make it a Softmax node.
 func activate[T Float](out, x []T, act Activation) {
 	switch act {
 	case Linear:

@@ -315,7 +315,9 @@ func elemOpCases() []opCase {
 		opCase{name: "softmax-rank4", shapes: [][]int{{2, 3, 1, 5}}, build: one(graph.Softmax),
 			ref: alongRef([]int{2, 3, 1, 5}, 3, lineSoftmax(false))},
 		opCase{name: "log-softmax-rank3", shapes: [][]int{{3, 2, 5}}, build: one(graph.LogSoftmax),
-			ref: alongRef([]int{3, 2, 5}, 2, lineSoftmax(true))})
+			ref: alongRef([]int{3, 2, 5}, 2, lineSoftmax(true))},
+		opCase{name: "apply-softmax", shapes: [][]int{{2, 3, 5}}, build: one(graph.SoftmaxActivation.Apply),
+			ref: alongRef([]int{2, 3, 5}, 2, lineSoftmax(false))})
 	for _, act := range []graph.Activation{graph.ReLU, graph.Tanh, graph.Sigmoid, graph.GELU, graph.GELUTanh, graph.SiLU} {
 		cases = append(cases, opCase{name: "apply-" + act.String(), shapes: [][]int{{2, 3, 5}},
 			build: one(act.Apply), ref: elementwise(actRef(act))})
@@ -410,7 +412,7 @@ func TestElemShapeErrors(t *testing.T) {
 		{"min-axis-empty", func() { graph.MinAxis(e, 1, false) }, "graph: min_axis: want a non-empty axis 1, got shape [2 0]"},
 		{"softmax-axis-range", func() { graph.SoftmaxAxis(a, 2) }, "graph: softmax_axis: want axis in [-2,2), got 2 for shape [2 3]"},
 		{"log-softmax-axis-scalar", func() { graph.LogSoftmaxAxis(g.Placeholder("s"), 0) }, "graph: log_softmax_axis: want axis in [-0,0), got 0 for shape []"},
-		{"apply", func() { graph.Activation(-1).Apply(a) }, "graph: activate: want an activation Linear..SiLU, got Activation(-1)"},
+		{"apply", func() { graph.Activation(-1).Apply(a) }, "graph: activate: want an activation Linear..SoftmaxActivation, got Activation(-1)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := panics(c.fn)

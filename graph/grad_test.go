@@ -345,6 +345,16 @@ func opCases() []opCase {
 				ref:   elementwise(actRef(act))},
 		)
 	}
+	// The softmax spans a row, so Dense follows the product with it.
+	cases = append(cases,
+		opCase{name: "dense-softmax", shapes: [][]int{{3, 4}, {4, 5}, {5}},
+			build: func(in []*graph.Node) *graph.Node { return graph.Dense(in[0], in[1], in[2], graph.SoftmaxActivation) },
+			ref: func(in [][]float64) []float64 {
+				return alongRef([]int{3, 5}, 1, lineSoftmax(false))([][]float64{denseRef(3, 4, 5, true, graph.Linear)(in)})
+			}},
+		opCase{name: "activate-softmax", shapes: [][]int{{2, 3}},
+			build: func(in []*graph.Node) *graph.Node { return graph.Activate(in[0], graph.SoftmaxActivation) },
+			ref:   alongRef([]int{2, 3}, 1, lineSoftmax(false))})
 	cases = append(cases, layerOpCases()...)
 	cases = append(cases, elemOpCases()...)
 	cases = append(cases, batchNormOpCases()...)

@@ -72,7 +72,7 @@ func TestShapeErrors(t *testing.T) {
 		{"nil", "", func() { graph.Neg(nil) },
 			"graph: neg: want a node, got nil", graph.ErrGraph},
 		{"activation", "", func() { graph.Activate(a, graph.Activation(9)) },
-			"graph: activate: want an activation Linear..SiLU, got Activation(9)", graph.ErrShape},
+			"graph: activate: want an activation Linear..SoftmaxActivation, got Activation(9)", graph.ErrShape},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -78,7 +78,8 @@ DEVICE double silu_grad_d(double x) {
 	return s * (1.0 + x * (1.0 - s));
 }
 // act_t is activate's act: 0 linear, 1 relu, 2 tanh, 3 sigmoid, 4 gelu,
-// 5 gelu_tanh, 6 silu.
+// 5 gelu_tanh, 6 silu (7, softmax, is a softmax node of its own and never
+// reaches a kernel).
 DEVICE T act_t(T v, long long act) {
 	switch (act) {
 	case 1: return max_t(v, (T)0);

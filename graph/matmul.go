@@ -76,8 +76,7 @@ func Dense(x, w, b *Node, act Activation) *Node {
 	if b != nil && (len(b.shape) != 1 || b.shape[0] != w.shape[1]) {
 		panic(shapeErr(g, "dense", fmt.Sprintf("want bias shape [%d], got %v", w.shape[1], b.shape)))
 	}
-	if act.needsInput() {
-		// The derivative needs the pre-activation; keep it as its own node.
+	if act.unfused() {
 		return Activate(Dense(x, w, b, Linear), act)
 	}
 	out := g.add(opDense, []int{x.shape[0], w.shape[1]}, ns...)
