@@ -1,79 +1,43 @@
 package nn
 
 import (
-	"fmt"
-
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/strategy"
 )
 
 // Activation is a layer's elementwise (or, for Softmax, last-axis) output
-// function.
-type Activation int
+// function. It is an alias, so graph's activations and nn's are one type:
+// nn.ReLU is graph.ReLU, and either is a LayerOption.
+type Activation = graph.Activation
 
 const (
 	// Linear is the identity.
-	Linear Activation = iota
+	Linear = graph.Linear
 	// ReLU is max(x, 0).
-	ReLU
+	ReLU = graph.ReLU
 	// Tanh is the hyperbolic tangent.
-	Tanh
+	Tanh = graph.Tanh
 	// Sigmoid is 1/(1+exp(-x)).
-	Sigmoid
+	Sigmoid = graph.Sigmoid
 	// GELU is the Gaussian error linear unit.
-	GELU
+	GELU = graph.GELU
 	// Softmax normalizes the last axis to probabilities.
-	Softmax
+	Softmax = graph.SoftmaxActivation
 	// GELUTanh is GELU's tanh approximation (GPT-2's; Keras's
 	// approximate=True, PyTorch's approximate="tanh").
-	GELUTanh
+	GELUTanh = graph.GELUTanh
 	// SiLU is x·sigmoid(x) (swish).
-	SiLU
+	SiLU = graph.SiLU
 )
 
-var activationNames = [...]string{"linear", "relu", "tanh", "sigmoid", "gelu", "softmax", "gelu_tanh", "silu"}
-
-func (a Activation) String() string {
-	if a >= 0 && int(a) < len(activationNames) {
-		return activationNames[a]
+// checkActivation panics with an error wrapping ErrUsage, naming who and
+// act, unless act is one of the activations above (Softmax is graph's
+// last): graph would refuse it only when the layer is called, as a shape
+// error.
+func checkActivation(who string, act Activation) {
+	if act < Linear || act > Softmax {
+		panic(usageError("%s: want an activation Linear..Softmax, got %v", who, act))
 	}
-	return fmt.Sprintf("Activation(%d)", int(a))
-}
-
-// fused returns the graph activation Dense can fuse, and whether a softmax
-// must follow.
-func (a Activation) fused() (graph.Activation, bool) {
-	switch a {
-	case Linear:
-		return graph.Linear, false
-	case ReLU:
-		return graph.ReLU, false
-	case Tanh:
-		return graph.Tanh, false
-	case Sigmoid:
-		return graph.Sigmoid, false
-	case GELU:
-		return graph.GELU, false
-	case Softmax:
-		return graph.Linear, true
-	case GELUTanh:
-		return graph.GELUTanh, false
-	case SiLU:
-		return graph.SiLU, false
-	}
-	panic(usageError("unknown activation %d", int(a)))
-}
-
-// Apply applies the activation to x.
-func (a Activation) Apply(x *Tensor) *Tensor {
-	ga, softmax := a.fused()
-	if softmax {
-		return graph.Softmax(x)
-	}
-	if ga == graph.Linear {
-		return x
-	}
-	return graph.Activate(x, ga)
 }
 
 // ActivationLayer applies an activation as a layer of its own (keras
@@ -88,7 +52,7 @@ type ActivationLayer struct {
 // or Linear), named activation, activation_1, ... unless Named. It panics on
 // an unknown activation or an option other than Named.
 func Activate(act Activation, opts ...LayerOption) *ActivationLayer {
-	act.fused() // panics on an unknown activation
+	checkActivation("Activate", act)
 	var c layerConfig
 	c.apply("Activate", opts, "Named")
 	if c.name == "" {

@@ -37,7 +37,7 @@ type MultiHeadAttentionLayer struct {
 // itself and earlier positions only (Keras's use_causal_mask), as a
 // language model must.
 func WithCausalMask() LayerOption {
-	return layerOptionFunc(func(c *layerConfig) { c.mark("WithCausalMask"); c.causal = true })
+	return option("WithCausalMask", func(c *layerConfig) { c.causal = true })
 }
 
 // AttentionDropout sets the fraction of attention weights
@@ -47,7 +47,7 @@ func AttentionDropout(rate float64) LayerOption {
 	if !(rate >= 0 && rate < 1) {
 		panic(usageError("AttentionDropout: want a rate in [0, 1), got %v", rate))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("AttentionDropout"); c.rate = rate })
+	return option("AttentionDropout", func(c *layerConfig) { c.rate = rate }, rate)
 }
 
 // MultiHeadAttention returns an attention layer with the given number of

@@ -45,7 +45,7 @@ type BatchNormalizationLayer struct {
 // SyncBatchStats makes BatchNormalization compute its batch statistics over
 // all replicas (keras SyncBatchNormalization, BatchNormalization(synchronized=True)).
 func SyncBatchStats() LayerOption {
-	return layerOptionFunc(func(c *layerConfig) { c.mark("SyncBatchStats"); c.sync = true })
+	return option("SyncBatchStats", func(c *layerConfig) { c.sync = true })
 }
 
 // BatchNormMomentum sets the momentum of the moving averages (default 0.99).
@@ -54,7 +54,7 @@ func BatchNormMomentum(m float64) LayerOption {
 	if !(m >= 0 && m <= 1) {
 		panic(usageError("BatchNormMomentum: want a momentum in [0, 1], got %v", m))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("BatchNormMomentum"); c.momentum = m })
+	return option("BatchNormMomentum", func(c *layerConfig) { c.momentum = m }, m)
 }
 
 // BatchNormEpsilon sets the ε added to the variance (default 1e-3, Keras's).
@@ -63,7 +63,7 @@ func BatchNormEpsilon(eps float64) LayerOption {
 	if !(eps > 0) {
 		panic(usageError("BatchNormEpsilon: want ε > 0, got %v", eps))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("BatchNormEpsilon"); c.epsilon = eps })
+	return option("BatchNormEpsilon", func(c *layerConfig) { c.epsilon = eps }, eps)
 }
 
 // BatchNormalization returns a batch normalization layer over the last axis,
@@ -136,7 +136,7 @@ func (l *BatchNormalizationLayer) CallAct(ctx *strategy.ReplicaContext, x, resid
 		panic(usageError("%s: want a residual of the input's shape %v, got %v; project the shortcut to the branch's shape (a 1x1 Conv2D with its strides and filters)",
 			l.name, shape, residual.Shape()))
 	}
-	gact, softmax := act.fused()
+	checkActivation(l.name, act)
 	g := graphOf(ctx, x)
 	restore := g.SetScope(l.name)
 	defer restore()
@@ -175,13 +175,7 @@ func (l *BatchNormalizationLayer) CallAct(ctx *strategy.ReplicaContext, x, resid
 	if l.sync {
 		sums = ctx.AllReduce(strategy.Sum, sums)
 	}
-	if softmax {
-		gact = graph.Linear
-	}
-	y := graph.BatchNorm(x, sums, count, gamma, beta, residual, l.epsilon, gact)
-	if softmax {
-		y = graph.Softmax(y)
-	}
+	y := graph.BatchNorm(x, sums, count, gamma, beta, residual, l.epsilon, act)
 	if ctx != nil {
 		mean, variance := graph.BatchNormMoments(sums, count)
 		l.registerMovingUpdate(ctx, mean, variance)

@@ -59,12 +59,7 @@ func (l *convBase) conv(ctx *strategy.ReplicaContext, x *Tensor, k4 []int, sh, s
 	if l.bias != nil {
 		b = g.Var(l.bias)
 	}
-	ga, softmax := l.act.fused()
-	y := graph.Conv2DDilated(x, graph.Reshape(g.Var(l.kernel), k4...), b, sh, sw, dh, dw, l.padding, ga)
-	if softmax {
-		y = graph.Softmax(y)
-	}
-	return y
+	return graph.Conv2DDilated(x, graph.Reshape(g.Var(l.kernel), k4...), b, sh, sw, dh, dw, l.padding, l.act)
 }
 
 // Built reports whether the layer has its variables.

@@ -115,11 +115,7 @@ func (d *DenseLayer) Call(ctx *strategy.ReplicaContext, x *Tensor, training bool
 	if len(shape) > 2 {
 		x = graph.Reshape(x, x.Len()/in, in)
 	}
-	ga, softmax := d.act.fused()
-	y := graph.Dense(x, w, b, ga)
-	if softmax {
-		y = graph.Softmax(y)
-	}
+	y := graph.Dense(x, w, b, d.act)
 	if len(shape) > 2 {
 		y = graph.Reshape(y, d.OutputShape(shape)...)
 	}

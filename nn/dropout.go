@@ -71,7 +71,7 @@ func (u counterAdvance) Apply([]strategy.Grad) { graph.AdvanceCounter(u.counter)
 // comes from the strategy's seed and the layer's name, so two strategies
 // with the same seed draw the same masks.
 func WithSeed(seed uint64) LayerOption {
-	return layerOptionFunc(func(c *layerConfig) { c.mark("WithSeed"); c.seed = seed })
+	return option("WithSeed", func(c *layerConfig) { c.seed = seed }, seed)
 }
 
 // Dropout returns a dropout layer dropping a fraction rate of its inputs,

@@ -15,7 +15,7 @@ func KernelInitializer(init Initializer) LayerOption {
 	if init == nil {
 		panic(usageError("KernelInitializer: want an Initializer, got nil"))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("KernelInitializer"); c.init = init })
+	return option("KernelInitializer", func(c *layerConfig) { c.init = init }, init)
 }
 
 // RandomNormal draws from a normal distribution (keras RandomNormal,

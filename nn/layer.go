@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/graph"
@@ -44,22 +46,45 @@ type Layer interface {
 // BatchNormalization, ...). A layer given an option it has no use for panics
 // with an error wrapping ErrUsage that names the option. An Activation is
 // one too, so Dense takes its activation among its options:
-// nn.Dense(512, nn.GELU, nn.WithoutBias(), nn.Named("up")).
+// nn.Dense(512, nn.GELU, nn.WithoutBias(), nn.Named("up")). Activation is
+// graph's type, which cannot carry a method of nn's, so the interface is
+// the Stringer both have, and a constructor refuses, as misuse, any other
+// value given as an option.
 type LayerOption interface {
-	applyLayer(*layerConfig)
+	String() string
 }
 
-// layerOptionFunc is a LayerOption made of a function.
-type layerOptionFunc func(*layerConfig)
+// layerOption is one of nn's own LayerOptions: the call that made it and
+// what it sets.
+type layerOption struct {
+	name string // the constructor, as layerConfig.set records it: "Named"
+	args []any  // its arguments, for String
+	set  func(*layerConfig)
+}
 
-func (f layerOptionFunc) applyLayer(c *layerConfig) { f(c) }
+// option returns the LayerOption name(args...) that applies set.
+func option(name string, set func(*layerConfig), args ...any) layerOption {
+	return layerOption{name: name, args: args, set: set}
+}
 
-// applyLayer makes an Activation the layer's activation, as WithActivation
-// does.
-func (a Activation) applyLayer(c *layerConfig) {
-	a.fused() // panics on an unknown activation
-	c.mark("WithActivation")
-	c.act = a
+// String returns the option as it was written: Named("up"), WithStrides(2, 2).
+func (o layerOption) String() string {
+	var b strings.Builder
+	b.WriteString(o.name + "(")
+	for i, a := range o.args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		switch a.(type) {
+		case string:
+			fmt.Fprintf(&b, "%q", a)
+		case Initializer:
+			fmt.Fprintf(&b, "%#v", a)
+		default:
+			fmt.Fprint(&b, a)
+		}
+	}
+	return b.String() + ")"
 }
 
 // layerConfig collects the options; set records which were given, in order.
@@ -88,10 +113,19 @@ func (c *layerConfig) mark(option string) { c.set = append(c.set, option) }
 // apply runs opts and panics unless every option given is one of allowed.
 func (c *layerConfig) apply(layer string, opts []LayerOption, allowed ...string) {
 	for _, o := range opts {
-		if o == nil {
+		switch o := o.(type) {
+		case nil:
 			panic(usageError("%s: want an option, got nil", layer))
+		case Activation:
+			checkActivation(layer, o)
+			c.mark("WithActivation")
+			c.act = o
+		case layerOption:
+			c.mark(o.name)
+			o.set(c)
+		default:
+			panic(usageError("%s: %v (%T) is not a layer option", layer, o, o))
 		}
-		o.applyLayer(c)
 	}
 	for _, name := range c.set {
 		ok := false
@@ -127,18 +161,18 @@ func (c *layerConfig) has(option string) bool {
 // Named sets the layer's name instead of the generated one (dense, dense_1,
 // conv2d, ...). The name prefixes its variables' names.
 func Named(name string) LayerOption {
-	return layerOptionFunc(func(c *layerConfig) { c.mark("Named"); c.name = name })
+	return option("Named", func(c *layerConfig) { c.name = name }, name)
 }
 
 // WithoutBias drops the bias of Dense or Conv2D (for a layer followed by a
 // normalization).
 func WithoutBias() LayerOption {
-	return layerOptionFunc(func(c *layerConfig) { c.mark("WithoutBias"); c.noBias = true })
+	return option("WithoutBias", func(c *layerConfig) { c.noBias = true })
 }
 
 // WithActivation sets the activation of Conv2D (Linear by default).
 func WithActivation(act Activation) LayerOption {
-	act.fused() // panics on an unknown activation
+	checkActivation("WithActivation", act)
 	return act
 }
 
@@ -148,7 +182,7 @@ func WithStrides(h, w int) LayerOption {
 	if h < 1 || w < 1 {
 		panic(usageError("WithStrides: want strides ≥ 1, got %d, %d", h, w))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("WithStrides"); c.strideH, c.strideW = h, w })
+	return option("WithStrides", func(c *layerConfig) { c.strideH, c.strideW = h, w }, h, w)
 }
 
 // WithDilation sets the dilation of Conv2D (default 1, 1): the kernel's
@@ -158,7 +192,7 @@ func WithDilation(h, w int) LayerOption {
 	if h < 1 || w < 1 {
 		panic(usageError("WithDilation: want dilation rates ≥ 1, got %d, %d", h, w))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("WithDilation"); c.dilH, c.dilW = h, w })
+	return option("WithDilation", func(c *layerConfig) { c.dilH, c.dilW = h, w }, h, w)
 }
 
 // Padding selects how the convolution and pooling layers treat the image
@@ -181,7 +215,7 @@ func WithPadding(p Padding) LayerOption {
 	if p != Valid && p != Same && p != Causal {
 		panic(usageError("WithPadding: want Valid, Same or Causal, got %v", p))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("WithPadding"); c.padding = p })
+	return option("WithPadding", func(c *layerConfig) { c.padding = p }, p)
 }
 
 // layerBase is what every layer keeps: its name and whether it trains.

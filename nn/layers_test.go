@@ -416,6 +416,25 @@ func TestLayerShapesAndSummary(t *testing.T) {
 	}
 }
 
+// TestLayerOptionString checks that an option prints as it was written,
+// as the message of a layer refusing it shows it.
+func TestLayerOptionString(t *testing.T) {
+	for _, c := range []struct {
+		opt  nn.LayerOption
+		want string
+	}{
+		{nn.Named("up"), `Named("up")`},
+		{nn.WithStrides(2, 2), "WithStrides(2, 2)"},
+		{nn.WithoutBias(), "WithoutBias()"},
+		{nn.KernelInitializer(nn.RandomNormal{Stddev: 0.02}), "KernelInitializer(nn.RandomNormal{Mean:0, Stddev:0.02})"},
+		{nn.GELU, "gelu"},
+	} {
+		if got := c.opt.String(); got != c.want {
+			t.Errorf("String() = %s, want %s", got, c.want)
+		}
+	}
+}
+
 func TestLayerMisuse(t *testing.T) {
 	s := newStrategy(t)
 	var conv *nn.Conv2DLayer
@@ -459,6 +478,13 @@ func TestLayerMisuse(t *testing.T) {
 			g := graph.New(graph.Float64)
 			s.Scope(func() { conv1d.Call(nil, g.Placeholder("x", 2, 2, 4), true) })
 		}, nn.ErrShape, "nn: seq: want a sequence of at least 3 steps for valid padding, got 2"},
+		{"not an option", func() { nn.Dense(2, nn.Same) }, nn.ErrUsage, "nn: Dense: same (graph.Padding) is not a layer option"},
+		{"dense activation", func() { nn.Dense(2, nn.Activation(99)) }, nn.ErrUsage,
+			"nn: Dense: want an activation Linear..Softmax, got Activation(99)"},
+		{"with activation", func() { nn.WithActivation(nn.Activation(-1)) }, nn.ErrUsage,
+			"nn: WithActivation: want an activation Linear..Softmax, got Activation(-1)"},
+		{"activate", func() { nn.Activate(nn.Activation(8)) }, nn.ErrUsage,
+			"nn: Activate: want an activation Linear..Softmax, got Activation(8)"},
 		{"global rank", func() {
 			g := graph.New(graph.Float64)
 			nn.GlobalAveragePooling2D(nn.Named("gap")).Call(nil, g.Placeholder("x", 2, 5), false)

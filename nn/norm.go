@@ -33,7 +33,7 @@ func NormEpsilon(eps float64) LayerOption {
 	if !(eps > 0) {
 		panic(usageError("NormEpsilon: want ε > 0, got %v", eps))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("NormEpsilon"); c.epsilon = eps })
+	return option("NormEpsilon", func(c *layerConfig) { c.epsilon = eps }, eps)
 }
 
 // LayerNormalization returns a layer normalization over the last axis with

@@ -20,14 +20,14 @@ type recurrentConfig struct {
 // [batch, time, units], instead of the last step's [batch, units] (Keras's
 // return_sequences=True).
 func ReturnSequences() LayerOption {
-	return layerOptionFunc(func(c *layerConfig) { c.mark("ReturnSequences"); c.rnn.returnSeq = true })
+	return option("ReturnSequences", func(c *layerConfig) { c.rnn.returnSeq = true })
 }
 
 // GoBackwards makes LSTM or GRU read its input from the last step to the
 // first; with ReturnSequences, the outputs come in that order too, as
 // Keras's go_backwards does. Bidirectional sets it on its backward copy.
 func GoBackwards() LayerOption {
-	return layerOptionFunc(func(c *layerConfig) { c.mark("GoBackwards"); c.rnn.goBackwards = true })
+	return option("GoBackwards", func(c *layerConfig) { c.rnn.goBackwards = true })
 }
 
 // RecurrentDropout is Keras's recurrent_dropout: LSTM and GRU accept a
@@ -38,7 +38,7 @@ func RecurrentDropout(rate float64) LayerOption {
 	if !(rate >= 0 && rate < 1) {
 		panic(usageError("RecurrentDropout: want a rate in [0, 1), got %v", rate))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("RecurrentDropout"); c.rnn.dropout = rate })
+	return option("RecurrentDropout", func(c *layerConfig) { c.rnn.dropout = rate }, rate)
 }
 
 // recurrentOptions are the options LSTM and GRU take.

@@ -38,7 +38,7 @@ func Merge(mode MergeMode) LayerOption {
 	if mode < MergeConcat || mode > MergeAverage {
 		panic(usageError("Merge: want MergeConcat, MergeSum, MergeMul or MergeAverage, got %v", mode))
 	}
-	return layerOptionFunc(func(c *layerConfig) { c.mark("Merge"); c.rnn.merge = mode })
+	return option("Merge", func(c *layerConfig) { c.rnn.merge = mode }, mode)
 }
 
 // BidirectionalLayer runs a recurrent layer forwards and a copy of it
