@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Late binding (issue 24): a name declared again with the same type is the
+// Late binding: a name declared again with the same type is the
 // same name to every cell, as a notebook user expects, not a new one that
 // only later cells see.
 //
@@ -43,7 +43,7 @@ import (
 //     hold). Earlier functions keep the old one, and a note names them;
 //     where none does, nothing is printed.
 //   - A method of a type without type parameters has a slot too, in its
-//     type's cell (issue 30): every method starts with the hand-over, so a
+//     type's cell: every method starts with the hand-over, so a
 //     later cell that declares it again with its receiver and signature
 //     compiles it as a function of the receiver and the parameters
 //     (rebindDecls) and stores that in the slot; values made before and

@@ -245,7 +245,7 @@ func (c *Compiler) typeCheck(file *ast.File, views []*ast.File) (*types.Package,
 		Sizes:    types.SizesFor("gc", goarch),
 		// Cells share the session's imports, and a view carries its
 		// cell's, so an unused import is normal; checking them all cost a
-		// third of a check at cell 1,500 (issue 24).
+		// third of a check at cell 1,500.
 		DisableUnusedImportCheck: true,
 		Error: func(err error) {
 			var te types.Error
@@ -464,7 +464,7 @@ func resultCall(body *ast.BlockStmt, info *types.Info) bool {
 
 // viewChunk is how many cells, numbered consecutively, share a view file:
 // checking one file per earlier cell cost a file scope and its imports per
-// cell, and grew with the session (issue 24).
+// cell, and grew with the session.
 const viewChunk = 64
 
 // viewFiles returns the source of the checking view of the session: the

@@ -44,7 +44,7 @@ type Compiler struct {
 	// parsed or imported outlives it. A session-long set grew by every
 	// view and import of every check, failed cells included: the importer
 	// names its files with substrings of a package's export data, which
-	// kept the whole of it alive (issue 24).
+	// kept the whole of it alive.
 	fset *token.FileSet
 
 	imports map[string]string  // the session's imports: name to path
@@ -58,7 +58,7 @@ type Compiler struct {
 	// views holds the parsed views of earlier cells by chunk (seq /
 	// viewChunk) while their live objects stay the same, so that a
 	// compilation parses only the views that changed: reparsing them all
-	// made a cell's check grow with the session (issue 24).
+	// made a cell's check grow with the session.
 	views map[int64]chunkView
 	// stale holds the live objects that keep a type since declared anew,
 	// with that type (stale.go); typeRedeclared says whether any type has

@@ -11,8 +11,8 @@ import (
 
 // A traced step function (package strategy) keeps what it read when it was
 // traced: an optimizer, a model, a float folded into its graph. So that
-// reassigning such a session variable makes the next Run trace again
-// (issue 24), each function a cell declares registers the session
+// reassigning such a session variable makes the next Run trace again,
+// each function a cell declares registers the session
 // variables it reads with internal/stepdeps, through rt.Deps:
 //   - a function or method, in the cell's init;
 //   - a func literal assigned to a top-level variable, right after the
@@ -33,7 +33,7 @@ import (
 
 // depVar is a session variable a function reads, or the slot of a
 // function or method it calls: a redefinition stores into the slot, so a
-// step traced through the old body retraces (issue 30).
+// step traced through the old body retraces.
 type depVar struct {
 	name string  // the variable's, function's or method's ("Type.method") name
 	obj  *object // the earlier cell's variable, or the object holding the slot; nil for one of the cell being compiled

@@ -117,7 +117,7 @@ func (c *Compiler) objects(u *unit) ([]*object, map[string]string) {
 	}
 	// A view keeps only the imports its declarations name: every later
 	// check resolves each one again, which made checking grow with the
-	// session (issue 24). A name followed by a dot is how a declaration
+	// session. A name followed by a dot is how a declaration
 	// printed by go/printer uses a package; one kept wrongly is harmless.
 	for n := range viewImp {
 		if n == "." || strings.HasPrefix(n, "_gt") {

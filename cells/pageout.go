@@ -67,7 +67,7 @@ import "unsafe"
 // dynamic loader's symbol tables. Pages the linker has just written, not
 // yet written back, stay. Through a kernel, 200 distinct cells `cN := N`
 // kept 0.10 MiB of file-backed memory each with it, and 0.97 before;
-// cells that also call fmt.Sprint, 0.44 (issue 24).
+// cells that also call fmt.Sprint, 0.44.
 func pageOut(so string) {
 	p := C.CString(so)
 	defer C.free(unsafe.Pointer(p))

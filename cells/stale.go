@@ -17,7 +17,7 @@ import (
 // holding any of them. Checking a later cell against the session's view,
 // where the name means the new type, would let such code meet values of
 // the new type: a value made after the change would run old code, or be
-// the wrong type in memory (issue 30). So everything that keeps the old
+// the wrong type in memory. So everything that keeps the old
 // type, directly or through others, is stale: the cell that made the new
 // type says which, and a later cell that names one is refused with the
 // cell to run again. Running that cell again declares it anew, against

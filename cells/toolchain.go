@@ -35,7 +35,7 @@ type Toolchain struct {
 	flags   []string // build flags shared with this binary: -race, -tags, -overlay
 	race    bool
 	// gold says the host linker is gold (ld.gold), which links a cell's
-	// plugin in 130 ms of CPU where GNU ld takes 150 (issue 24); it is
+	// plugin in 130 ms of CPU where GNU ld takes 150; it is
 	// cleared for the session after a link that fails with it.
 	gold  atomic.Bool
 	extld string // the C compiler that links, as go env CC says; empty: the linker's default
@@ -487,7 +487,7 @@ func (t *Toolchain) importcfg(file string, cells map[string]string) error {
 // of the C compiler for a DWARF compression flag, a test compile and link
 // on every cell, of DWARF that -s -w leaves out anyway; gold links faster
 // than GNU ld. Together they take a trivial cell's link from 170 ms of CPU
-// to 130 (issue 24).
+// to 130.
 func (t *Toolchain) link(ctx context.Context, dir string, args ...string) error {
 	base := []string{"-buildmode=plugin", "-installsuffix", "dynlink", "-s", "-w", "-compressdwarf=false"}
 	if t.race {

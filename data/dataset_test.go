@@ -433,3 +433,63 @@ func TestPrefetchValueStableUntilNext(t *testing.T) {
 		})
 	}
 }
+
+// TestIterAt: an iterator resumed at another's state yields the rest of
+// that iterator's elements, whatever the pipeline's Shuffles and Repeats; a
+// later Iter reshuffles as the original dataset would.
+func TestIterAt(t *testing.T) {
+	x := NewTensor([]int{20}, rangeFloats(0, 20))
+	pipelines := []struct {
+		name string
+		make func() *Dataset
+	}{
+		{"shuffle", func() *Dataset { return FromTensorSlices(x).Shuffle(8, 1) }},
+		{"shuffle-repeat", func() *Dataset { return FromTensorSlices(x).Shuffle(20, 2).Repeat(3) }},
+		{"shuffle-batch-shuffle-prefetch", func() *Dataset {
+			return FromTensorSlices(x).Shuffle(5, 3).Batch(3).Shuffle(3, 4).Prefetch(2)
+		}},
+		{"map-take", func() *Dataset {
+			return FromTensorSlices(x).Map(func(e []Tensor) []Tensor { return []Tensor{e[0].Scale(2)} }).Shuffle(4, 5).Take(15)
+		}},
+	}
+	values := func(it *Iterator) (out []float64) {
+		for it.Next() {
+			out = append(out, it.Value()[0].Data...)
+		}
+		return out
+	}
+	for _, p := range pipelines {
+		for _, at := range []int{0, 1, 4} {
+			t.Run(fmt.Sprintf("%s/epoch-1-element-%d", p.name, at), func(t *testing.T) {
+				orig := p.make()
+				values(orig.Iter()) // epoch 0
+				it := orig.Iter()
+				var head []float64
+				for range at {
+					it.Next()
+					head = append(head, it.Value()[0].Data...)
+				}
+				st := it.State()
+				rest, next := values(it), values(orig.Iter())
+				again := p.make() // another process: counters at 0
+				resumed, err := again.IterAt(st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := values(resumed); fmt.Sprint(got) != fmt.Sprint(rest) {
+					t.Errorf("resumed after %v: %v, want %v", head, got, rest)
+				}
+				if got := values(again.Iter()); fmt.Sprint(got) != fmt.Sprint(next) {
+					t.Errorf("the pass after the resumed one: %v, want %v", got, next)
+				}
+			})
+		}
+	}
+	ds := FromTensorSlices(x).Shuffle(4, 1)
+	if _, err := ds.IterAt(IteratorState{Position: 21, Passes: []uint64{0}}); err == nil || !errors.Is(err, ErrArgument) {
+		t.Errorf("IterAt past the end: %v, want an error wrapping ErrArgument", err)
+	}
+	if _, err := ds.IterAt(IteratorState{}); err == nil || !strings.Contains(err.Error(), "0 Shuffle pass counters, the dataset 1 Shuffles") {
+		t.Errorf("IterAt of another pipeline: %v", err)
+	}
+}

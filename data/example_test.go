@@ -294,6 +294,26 @@ func ExampleIterator() {
 	// <nil>
 }
 
+func ExampleDataset_IterAt() {
+	x := data.NewTensor([]int{6}, []float64{0, 1, 2, 3, 4, 5})
+	ds := data.FromTensorSlices(x).Shuffle(6, 7)
+	it := ds.Iter()
+	it.Next()
+	it.Next()
+	st := it.State() // kept in a checkpoint, say
+	fmt.Println("continuing:", st.Position, "elements read")
+	resumed, _ := data.FromTensorSlices(x).Shuffle(6, 7).IterAt(st)
+	for resumed.Next() && it.Next() {
+		fmt.Println(resumed.Value()[0].Data[0] == it.Value()[0].Data[0])
+	}
+	// Output:
+	// continuing: 2 elements read
+	// true
+	// true
+	// true
+	// true
+}
+
 func ExampleWriteCSV() {
 	x := data.NewTensor([]int{2, 2}, []float64{0.1, 2, 3e-9, -4})
 	data.WriteCSV(os.Stdout, x, []string{"a", "b"})

@@ -13,6 +13,18 @@ func panics(fn func()) (r any) {
 	return nil
 }
 
+// panicErr runs fn and returns what it panicked with as an error, or nil.
+func panicErr(fn func()) error {
+	switch v := panics(fn).(type) {
+	case nil:
+		return nil
+	case error:
+		return v
+	default:
+		return fmt.Errorf("%v", v)
+	}
+}
+
 // seq returns a dataset of n elements: (i) as a scalar and (10i, 10i+1) as
 // a vector, so that every element's values identify it.
 func seq(n int) *Dataset {

@@ -105,5 +105,4 @@
 package gpu
 
 // BUG(gpu): CopyDtoD copies within one device; copies between devices
-// (cuMemcpyPeerAsync), events and pinned host memory are not bound yet
-// (issue 13).
+// (cuMemcpyPeerAsync), events and pinned host memory are not bound yet.

@@ -218,7 +218,7 @@ func sqrtKernel[T Float](_ *Node, in [][]T, out []T, _ map[int][]int) func() {
 // takes loops.RowsOpTo or OpRowsTo, and binaryLoop sends equal runs to
 // loops.OpTo and runs against one repeated element to a plain loop. Batch
 // norm's ops (an activation against a per-channel vector, [N,H,W,C] with
-// [C]) and bias adds take these paths every step (issue 23).
+// [C]) and bias adds take these paths every step.
 func arithKernel[T Float](n *Node, in [][]T, out []T, op loops.Op, f func(a, b T) T) func() {
 	a, b := in[0], in[1]
 	switch n.mode {

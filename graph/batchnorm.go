@@ -9,7 +9,7 @@ import (
 )
 
 // Batch normalization in as few passes over the activations as its
-// arithmetic allows (issue 36): forward, one pass takes each channel's sum
+// arithmetic allows: forward, one pass takes each channel's sum
 // and sum of squares (BatchNormSums), which a caller may all-reduce across
 // replicas, and one pass normalizes, scales, shifts and applies the
 // residual add and the ReLU that follow (BatchNorm); backward, one pass

@@ -269,8 +269,8 @@ func (w *window) validRows(oy int) (y0, y1 int) {
 	return y0, max(y0, y1)
 }
 
-// The convolution ops Conv2D builds in float32 when oneDNN is built in
-// (issue 36): one node per convolution and one per gradient, each a oneDNN
+// The convolution ops Conv2D builds in float32 when oneDNN is built in:
+// one node per convolution and one per gradient, each a oneDNN
 // primitive created when the Program is compiled and run at every step.
 // Float64 graphs, builds without oneDNN (the nodnnl tag, no cgo) and cuda
 // builds, whose devices have no kernel for these ops, keep the im2col +

@@ -43,7 +43,7 @@
 // # Layer ops
 //
 // Conv2D (NHWC, strides, Valid, Same or Causal padding; Conv2DDilated adds
-// dilation) runs in float32 through oneDNN (issue 36: one conv2d node and
+// dilation) runs in float32 through oneDNN (one conv2d node and
 // one node per gradient, each a primitive made at Compile, ReLU fused), and
 // in float64, in builds without oneDNN (nodnnl, no cgo) and in cuda builds
 // as im2col patches times the kernel in one gemm, with bias and activation
@@ -55,7 +55,7 @@
 // node at each Run (AdvanceCounter moves it between Runs). MaskedSum is the
 // first moment of a batch whose rows are weighted by a mask.
 //
-// Batch norm over the real rows takes two passes each way (issue 36):
+// Batch norm over the real rows takes two passes each way:
 // BatchNormSums, each channel's sum and sum of squares in one pass (which a
 // caller may AllReduce for statistics over replicas), then BatchNorm, which
 // normalizes, scales, shifts, adds a residual and applies a ReLU in one
@@ -74,7 +74,7 @@
 //
 // # Shape, product, normalization and attention ops
 //
-// For transformers (issue 22): Transpose, Slice, Concat, Split and Stack
+// For transformers: Transpose, Slice, Concat, Split and Stack
 // move elements (a transpose that keeps the order of the axes longer than 1
 // is a Reshape); MatMulT multiplies transposed matrices in place;
 // BatchMatMul multiplies [..., m, k] by [..., k, n] block by block, its
@@ -149,8 +149,8 @@ package graph
 // BUG(graph): On a device, Sum and Mean add on one thread (in the CPU's
 // order, so with its bits), SumAxes and MeanAxes on one thread per output
 // element, and scatter_add runs one thread per column; all are slow on
-// long reductions. AllReduce inside a device program goes through the host
-// (issue 13: NCCL in the strategy).
+// long reductions. AllReduce inside a device program goes through the host;
+// the strategy sums gradients across GPUs with NCCL instead.
 
 // BUG(graph): On a device, a broadcast whose shapes leave more than 10
 // axes (7 for Where) once size-1 axes are dropped and alike axes merged

@@ -182,7 +182,7 @@ type Node struct {
 	seed   uint64     // DropoutMask: the stream's seed
 	stream uint64     // DropoutMask: the stream within the seed (layer, replica)
 
-	// Shape, product, normalization and attention ops (issue 22).
+	// Shape, product, normalization and attention ops.
 	perm []int    // Transpose: output axis i is input axis perm[i]
 	from int      // Slice and its gradient: the first index along axis
 	norm *normDef // LayerNorm, RMSNorm, BatchNorm, their statistics and gradients
@@ -230,7 +230,7 @@ func (n *Node) String() string {
 // same way, reading the same variables (by identity), with the same mask.
 // All-reductions match whatever collective they name, since each trace has
 // its own. A strategy uses it to recognise a step function it has traced
-// already under another closure (issue 14).
+// already under another closure, and so trace it once.
 func (g *Graph) Same(h *Graph) bool {
 	if g == h {
 		return true
@@ -256,7 +256,7 @@ func (a *Node) same(b *Node) bool {
 		len(a.in) != len(b.in) || len(a.shape) != len(b.shape) {
 		return false
 	}
-	if !a.sameIssue22(b) {
+	if !a.sameOpParams(b) {
 		return false
 	}
 	for i, in := range a.in {

@@ -181,8 +181,8 @@ func sparseXent[T Float](out, lab, x, exps []T, c int) {
 
 // sparseXentGrad is: out[i,j] = (softmax(x[i,:])[j] - [j == lab[i]]) · dl[i],
 // the softmax's exponentials as softmaxRows takes them: a float32 GPT's
-// logits are [batch·steps, vocab], and math.Exp was 2-3% of its step
-// (issue 22). The CUDA kernel (gt_sparse_xent_grad) computes in double.
+// logits are [batch·steps, vocab], and math.Exp was 2-3% of its step.
+// The CUDA kernel (gt_sparse_xent_grad) computes in double.
 func sparseXentGrad[T Float](out, lab, x, dl []T, c int) {
 	for i := range dl {
 		row, o := x[i*c:(i+1)*c], out[i*c:(i+1)*c]

@@ -4,8 +4,7 @@ package graph
 // its buffer comes from, its CPU kernel, its CUDA kernel, its gradient and
 // the facts other passes ask of it. Each op has one entry in ops, instead
 // of one switch per concern, and TestOpTable fails when an entry is left
-// incomplete (issue 13: an op must not exist on one device only by
-// accident).
+// incomplete, so that no op exists on one device only by accident.
 //
 // An op lives in the file of its family (arith.go, reduce.go, conv.go, ...):
 // its kind, its entry, its builder, CPU kernel and gradient. The family's

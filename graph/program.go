@@ -99,7 +99,7 @@ func (g *Graph) newProgram(op string, outputs []*Node) (*Program, error) {
 // checkMemory returns an error wrapping ErrMemory if the buffers compile
 // would allocate for p do not fit in the machine's memory: a batch of 1<<20
 // rows through a wide layer would otherwise end the process with "fatal
-// error: out of memory" (issue 14 item 10). Variables and aliases
+// error: out of memory". Variables and aliases
 // (reshapes, stop-gradients) allocate nothing.
 func (p *Program) checkMemory() error {
 	var need float64

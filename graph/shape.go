@@ -254,8 +254,9 @@ func Stack(axis int, xs ...*Node) *Node {
 	return Concat(axis, parts...)
 }
 
-// sameIssue22 compares the parameters of the issue 22 ops, for Node.same.
-func (a *Node) sameIssue22(b *Node) bool {
+// sameOpParams compares the parameters of the shape, normalization and
+// attention ops (perm, from, norm, causal), for Node.same.
+func (a *Node) sameOpParams(b *Node) bool {
 	return slices.Equal(a.perm, b.perm) && a.from == b.from && a.causal == b.causal &&
 		(a.norm == nil) == (b.norm == nil) && (a.norm == nil || *a.norm == *b.norm)
 }

@@ -150,7 +150,7 @@ func softmaxRows[T Float](out, x []T, c int, log bool) {
 		mx := loops.Max(row)
 		if !log {
 			// The exponentials of float32 rows go 8 at a time (attention's
-			// softmax, issue 22).
+			// softmax).
 			loops.ScaleTo(dst, 1/loops.ExpSubTo(dst, row, mx), dst)
 			continue
 		}

@@ -151,7 +151,7 @@ func (s *sockets) close() error {
 	return first
 }
 
-// The limits on what one peer may make a socket hold (issue 31). Anyone
+// The limits on what one peer may make a socket hold. Anyone
 // who can reach a port may connect, key or not, since messages are signed
 // but connections are not; these keep such a peer from exhausting the
 // kernel's memory or file descriptors. A request's frames are the routing
@@ -216,7 +216,7 @@ func bind(ctx context.Context, ci ConnectionInfo, iopubQ zmq4.PubQueue, logger *
 		// Every socket gets zmq4's handshake timeout (10 s): a TCP peer
 		// that never completes the ZMTP handshake blocks no other client.
 		// And every socket bounds what a peer may send and how many peers
-		// it keeps (issue 31): see peerLimits.
+		// it keeps: see peerLimits.
 		opts := append([]zmq4.Option{zmq4.WithLogger(zlog)}, peerLimits(sp.name)...)
 		opts = append(opts, sp.opts...)
 		sock := sp.mk(ctx, opts...)

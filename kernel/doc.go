@@ -59,7 +59,7 @@
 // disconnected after 10 seconds and blocks no other connection meanwhile.
 //
 // Anyone who can reach a port may connect without the key, so what one
-// peer can make the kernel hold is bounded (issue 31, peerLimits): a
+// peer can make the kernel hold is bounded (peerLimits): a
 // request's bytes and frames, the connections per socket, the
 // subscriptions per iopub subscriber; a peer past a limit, or one that
 // sends malformed ZeroMQ, is disconnected and nothing else is affected. A
@@ -105,7 +105,7 @@
 package kernel
 
 // BUG(kernel): the limits on what a peer may send are per message and per
-// connection (issue 31), not for the kernel as a whole: peers that together
+// connection, not for the kernel as a whole: peers that together
 // send 64 MiB requests on every connection of shell, control and stdin at
 // once make the kernel hold up to 3 x 64 x 64 MiB while it reads and drops
 // them. No key is needed to send them; the ipc transport keeps other users

@@ -41,7 +41,7 @@ type history struct {
 
 // maxHistoryLine is the longest history line read back; a longer one (a
 // cell that pasted a data set) is skipped, since a file that cannot be read
-// must not stop the kernel from starting (issue 31).
+// must not stop the kernel from starting.
 const maxHistoryLine = 16 << 20
 
 // openHistory reads earlier sessions from path, if any, and opens it for

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -275,6 +276,97 @@ func TestCheckpointFailedSaveKeepsPreviousFile(t *testing.T) {
 	}
 }
 
+// resumeRun trains a model on a shuffled, batched dataset for a number of
+// epochs, one dataset pass per epoch, as a notebook loop does.
+type resumeRun struct {
+	s     *strategy.Mirrored
+	model *nn.Sequential
+	opt   nn.Optimizer
+	dist  *strategy.DistributedDataset
+	step  func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor
+}
+
+func newResumeRun(t *testing.T) *resumeRun {
+	t.Helper()
+	r := &resumeRun{s: newStrategy(t, strategy.WithReplicas(2), strategy.WithDType(graph.Float32))}
+	x := data.RandomNormal(11, 200, 6)
+	y := data.RandomInts(12, 3, 200)
+	// Shuffle, then batch, then shuffle the batches: two Shuffles, both
+	// reshuffled at every epoch; the last batch of each epoch is partial.
+	ds := data.FromTensorSlices(x, y).Shuffle(64, 5).Batch(16).Shuffle(4, 6).Prefetch(2)
+	r.dist = r.s.DistributeDataset(ds)
+	r.s.Scope(func() {
+		r.model = nn.NewSequential(nn.Dense(16, nn.ReLU), nn.Dense(3))
+		r.opt = nn.NewAdam(0.01)
+		r.model.Build([]int{1, 6})
+		nn.BuildOptimizer(r.opt, r.model.TrainableVariables())
+	})
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	r.step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, r.model.Call(ctx, x, true)), 16)
+		r.opt.ApplyGradients(ctx, ctx.Gradients(loss, r.model.TrainableVariables()))
+		return loss
+	}
+	return r
+}
+
+// train runs steps until the run has taken stop steps in all (or the
+// epochs end) and returns the iterator it stopped in, still open, or nil.
+func (r *resumeRun) train(epochs, stop, done int, it *strategy.DistributedIterator, epoch int) *strategy.DistributedIterator {
+	for ; epoch < epochs; epoch++ {
+		if it == nil {
+			it = r.dist.Iter()
+		}
+		for it.Next() {
+			r.s.Run(r.step, it.Batch())
+			if done++; done == stop {
+				return it
+			}
+		}
+		it = nil
+	}
+	return nil
+}
+
+func (r *resumeRun) weights() []float64 { return allWeights(r.s) }
+
+// TestResumeInput: a shuffled run checkpointed with its input position at
+// step 10 (or later, in another epoch) and restored into a new strategy,
+// model and dataset continues bit for bit as the uninterrupted run, instead
+// of starting its input over.
+func TestResumeInput(t *testing.T) {
+	const epochs = 3 // 13 batches each
+	ref := newResumeRun(t)
+	ref.train(epochs, -1, 0, nil, 0)
+	want := ref.weights()
+	for _, stop := range []int{10, 13, 20, 38} {
+		t.Run(fmt.Sprintf("step-%d", stop), func(t *testing.T) {
+			path := t.TempDir() + "/run.ckpt"
+			first := newResumeRun(t)
+			it := first.train(epochs, stop, 0, nil, 0)
+			pos := nn.NewInputPosition("input")
+			pos.Record(it)
+			it.Close()
+			if err := nn.SaveCheckpoint(path, nn.Join(first.s, pos)); err != nil {
+				t.Fatal(err)
+			}
+			second := newResumeRun(t)
+			restored := nn.NewInputPosition("input")
+			if err := nn.RestoreCheckpoint(path, nn.Join(second.s, restored)); err != nil {
+				t.Fatal(err)
+			}
+			resumed, err := restored.Resume(second.dist)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second.train(epochs, -1, stop, resumed, restored.Epoch())
+			if got := second.weights(); !slices.Equal(got, want) {
+				t.Errorf("resumed at step %d (%v): weights differ from the uninterrupted run's (first %v, want %v)", stop, restored, got[:3], want[:3])
+			}
+		})
+	}
+}
+
 func ExampleSaveCheckpoint() {
 	dir, _ := os.MkdirTemp("", "ckpt")
 	defer os.RemoveAll(dir)
@@ -352,6 +444,28 @@ func ExampleReadCheckpointIndex() {
 	// Output:
 	// dense/kernel float32 [3 2] [0 0 0 0 0 0]
 	// adam/iterations float32 [2] [0 5]
+}
+
+func ExampleInputPosition() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2))
+	defer s.Close()
+	x := data.NewTensor([]int{8, 1}, []float64{0, 1, 2, 3, 4, 5, 6, 7})
+	dist := s.DistributeDataset(data.FromTensorSlices(x).Shuffle(8, 3).Batch(2))
+	it := dist.Iter()
+	it.Next()
+	it.Next()
+	pos := nn.NewInputPosition("input")
+	pos.Record(it) // then nn.SaveCheckpoint(path, nn.Join(s, pos))
+	fmt.Println(pos)
+	resumed, _ := pos.Resume(dist) // after nn.RestoreCheckpoint(path, nn.Join(s, pos))
+	for resumed.Next() && it.Next() {
+		fmt.Println(nn.GatherBatch(resumed.Batch(), 0).Data, nn.GatherBatch(it.Batch(), 0).Data)
+	}
+	it.Close()
+	// Output:
+	// input: epoch 0, element 2
+	// [5 7] [5 7]
+	// [3 1] [3 1]
 }
 
 // BenchmarkCheckpoint saves and restores the weights and Adam slots of the

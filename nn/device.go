@@ -7,7 +7,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 )
 
-// deviceRule is an optimizer's update rule on a GPU (issue 13): its update
+// deviceRule is an optimizer's update rule on a GPU: its update
 // on device copies, through loops.*UpdateDevice in a binary built with
 // -tags cuda. step and lr are as for updateRule.update; w and g are the
 // copies of v and its gradient, n its length; slots are the copies of the

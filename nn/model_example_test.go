@@ -66,3 +66,34 @@ func ExampleModel() {
 	// block_0/down/kernel [16 4]
 	// block_0/down/bias [4]
 }
+
+func ExampleSequential_Predict() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2))
+	defer s.Close()
+	var model *nn.Sequential
+	s.Scope(func() { model = nn.NewSequential(nn.Dense(4, nn.ReLU), nn.Dense(2)) })
+	probs := model.Predict(data.RandomNormal(1, 5, 3))
+	fmt.Println(probs.Shape)
+	// Output:
+	// [5 2]
+}
+
+func ExampleSequential_Evaluate() {
+	s := strategy.NewMirrored(strategy.WithReplicas(2))
+	defer s.Close()
+	var model *nn.Sequential
+	s.Scope(func() {
+		model = nn.NewSequential(nn.Dense(2))
+		model.Build([]int{1, 1})
+	})
+	// Class 1 when x > 0: logits -x and x.
+	model.Layers()[0].(*nn.DenseLayer).Kernel().Assign([]float64{-1, 1})
+	x := data.NewTensor([]int{5, 1}, []float64{-2, -1, 1, 2, 3})
+	y := data.NewTensor([]int{5}, []float64{0, 0, 1, 1, 0})
+	acc := &nn.SparseCategoricalAccuracy{}
+	res := model.Evaluate(data.FromTensorSlices(x, y).Batch(3), acc)
+	fmt.Printf("%.2f\n%v\n", res["accuracy"], acc)
+	// Output:
+	// 0.80
+	// accuracy: 0.8000 (4 of 5 examples)
+}

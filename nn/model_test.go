@@ -234,3 +234,117 @@ func (m squaredError) Update(yTrue, yPred data.Tensor) {
 	}
 	m.Mean.Update(data.NewTensor([]int{len(d)}, d))
 }
+
+// TestBuiltAfterScope: a model created inside a Scope and built after it is
+// refused when it is built, saying so, instead of at Run with "created
+// outside strategy.Scope".
+func TestBuiltAfterScope(t *testing.T) {
+	s := newStrategy(t)
+	var inside *nn.Sequential
+	s.Scope(func() { inside = nn.NewSequential(nn.Dense(4), nn.Dense(2)) })
+	v := panics(func() { inside.Build([]int{8, 3}) })
+	want := "nn: dense: built after the strategy.Scope it was created in had ended, so its variables would belong to no strategy; " +
+		"build it inside the scope (s.Scope(func() { nn.Build(model, shape...) })) or let its first call inside s.Run build it"
+	if err, ok := v.(error); !ok || err.Error() != want || !errors.Is(err, nn.ErrUsage) {
+		t.Errorf("Build after Scope: panic\n got %v\nwant %s", v, want)
+	}
+	s.Scope(func() { inside.Build([]int{8, 3}) })
+	if !inside.Built() {
+		t.Error("Build inside the scope did not build")
+	}
+	outside := nn.NewSequential(nn.Dense(2))
+	if v := panics(func() { outside.Build([]int{8, 3}) }); v != nil {
+		t.Errorf("a model created and built outside any scope: panic %v", v)
+	}
+}
+
+// TestPredict: Predict and Evaluate run a model outside any step function,
+// on any number of rows, traced once, with the results of strategy.Run and
+// Gather over the same batches.
+func TestPredict(t *testing.T) {
+	for _, replicas := range []int{1, 3} {
+		s := newStrategy(t, strategy.WithReplicas(replicas), strategy.WithWarnings(nil)) // the reference retraces
+		var model *nn.Sequential
+		s.Scope(func() { model = nn.NewSequential(nn.Dense(8, nn.ReLU), nn.Dense(3)) })
+		forward := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return model.Call(ctx, x, false) }
+		for _, rows := range []int{1, 255, 256, 700} {
+			t.Run(fmt.Sprintf("replicas=%d/rows=%d", replicas, rows), func(t *testing.T) {
+				x := data.RandomNormal(uint64(rows), rows, 5)
+				got := model.Predict(x)
+				var want []float64
+				batch := (nn.PredictBatch + replicas - 1) / replicas * replicas
+				for it := s.DistributeDataset(data.FromTensorSlices(x).Batch(batch)).Iter(); it.Next(); {
+					want = append(want, s.Gather(s.Run(forward, it.Batch()), 0).Data...)
+				}
+				if !slices.Equal(got.Shape, []int{rows, 3}) || !slices.Equal(got.Data, want) {
+					t.Errorf("Predict: shape %v, values equal to Run+Gather: %v; want shape [%d 3] and equal", got.Shape, slices.Equal(got.Data, want), rows)
+				}
+			})
+		}
+		traces := s.Traces()
+		model.Predict(data.RandomNormal(9, 17, 5))
+		if s.Traces() != traces {
+			t.Errorf("replicas=%d: Predict on 17 rows traced again (%d traces, had %d)", replicas, s.Traces(), traces)
+		}
+		t.Run(fmt.Sprintf("replicas=%d/evaluate", replicas), func(t *testing.T) {
+			x := data.RandomNormal(3, 70, 5)
+			y := data.RandomInts(4, 3, 70)
+			pred := model.Predict(x)
+			want := &nn.SparseCategoricalAccuracy{}
+			want.Update(y, pred)
+			acc := &nn.SparseCategoricalAccuracy{}
+			acc.Update(y, pred) // Evaluate resets it first
+			res := model.Evaluate(data.FromTensorSlices(x, y).Batch(32), acc)
+			if res["accuracy"] != want.Result() || acc.Result() != want.Result() {
+				t.Errorf("Evaluate: %v (metric %v), want accuracy %v", res, acc.Result(), want.Result())
+			}
+		})
+	}
+	outside := nn.NewSequential(nn.Dense(2))
+	want := "nn: sequential: Predict: the model was created outside any strategy.Scope, so it has no strategy to run on; create it inside s.Scope(func() { ... })"
+	if v := panics(func() { outside.Predict(data.Zeros(2, 3)) }); v == nil || !strings.HasSuffix(fmt.Sprint(v), want[len("nn: sequential"):]) {
+		t.Errorf("Predict without a strategy: panic %v, want %s", v, want)
+	}
+}
+
+// replicaAware is a model whose Call reads its context, as a model that
+// seeds something per replica does.
+type replicaAware struct {
+	d                 *nn.DenseLayer
+	replica, replicas int  // what Call read
+	sameGraph         bool // ctx.Graph() is x's graph
+}
+
+func (m *replicaAware) Call(ctx *strategy.ReplicaContext, x *nn.Tensor, training bool) *nn.Tensor {
+	m.replica, m.replicas = ctx.ReplicaID(), ctx.NumReplicasInSync()
+	m.sameGraph = ctx.Graph() == x.Graph()
+	return m.d.Call(ctx, x, training)
+}
+
+func (m *replicaAware) Variables() []*nn.Variable { return nn.VariablesOf(m.d) }
+
+// TestBuildGivesAContext: nn.Build calls the model with replica 0's context,
+// not nil, so a Call that reads ctx.ReplicaID() builds, in either dtype.
+func TestBuildGivesAContext(t *testing.T) {
+	for _, dt := range []graph.DType{graph.Float32, graph.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			s := newStrategy(t, strategy.WithReplicas(2), strategy.WithDType(dt))
+			m := &replicaAware{replica: -1}
+			s.Scope(func() {
+				m.d = nn.Dense(3)
+				nn.Build(m, 1, 4)
+			})
+			if m.replica != 0 || m.replicas != 2 || !m.sameGraph {
+				t.Errorf("Build's context: ReplicaID %d, NumReplicasInSync %d, graph is the input's %v; want 0, 2, true", m.replica, m.replicas, m.sameGraph)
+			}
+			if got := m.d.Variables()[0].Shape(); len(got) != 2 || got[0] != 4 || got[1] != 3 {
+				t.Errorf("the dense kernel after Build has shape %v, want [4 3]", got)
+			}
+		})
+	}
+	s := newStrategy(t) // Float64
+	err, _ := panics(func() { s.BuildContext(graph.New(graph.Float32)) }).(error)
+	if !errors.Is(err, strategy.ErrUsage) {
+		t.Errorf("BuildContext with a graph of another dtype: %v, want an error wrapping ErrUsage", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gotrain/gotrain/data"
@@ -38,6 +39,15 @@ func forward(t *testing.T, s *strategy.Mirrored, fn any, args ...any) data.Tenso
 		t.Fatal(err)
 	}
 	return res.Values()[0]
+}
+
+// allWeights returns the values of every variable of s, in creation order.
+func allWeights(s *strategy.Mirrored) []float64 {
+	var w []float64
+	for _, v := range s.Variables() {
+		w = append(w, v.Value()...)
+	}
+	return w
 }
 
 func TestDenseActivations(t *testing.T) {
@@ -135,6 +145,43 @@ func TestDenseMisuse(t *testing.T) {
 		if err, ok := panics(fn).(error); !ok || !errors.Is(err, nn.ErrUsage) {
 			t.Errorf("%s: panicked with %v, want an error wrapping ErrUsage", name, err)
 		}
+	}
+}
+
+// TestTooLarge: a layer whose weights would not fit in memory, or a batch of
+// 1<<20 rows through a wide Dense whose weights fit but whose activations
+// (8 TiB) would not, fails its step with an error naming the layer or node
+// and the shape, wrapping data.ErrMemory, and the session trains on. The
+// checks come before the allocations, so nothing that large is allocated.
+func TestTooLarge(t *testing.T) {
+	if err := data.CheckAlloc("probe", []int{1 << 50}, 8); err == nil {
+		t.Skip("this machine's memory cannot be read")
+	}
+	tests := []struct {
+		name string
+		x    data.Tensor
+		want string
+	}{
+		{"weights", data.Zeros(1, 1<<20),
+			"strategy: replica 0: nn: dense: data: not enough memory: dense/kernel: shape [1048576 1048576] needs 16 TiB, more than this machine's "},
+		{"activations", data.Zeros(1<<20, 1),
+			"strategy: replica 0: graph: compile: not enough memory: dense/dense_4 of shape [1048576 1048576] and 2 other buffers: needs 8.0 TiB, more than this machine's "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStrategy(t)
+			var wide *nn.Sequential
+			s.Scope(func() { wide = nn.NewSequential(nn.Dense(1 << 20)) })
+			forward := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor { return wide.Call(ctx, x, false) }
+			_, err := s.TryRun(forward, tt.x)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || !errors.Is(err, data.ErrMemory) {
+				t.Fatalf("TryRun error\n got %v\nwant %s... wrapping data.ErrMemory", err, tt.want)
+			}
+			r := newNumericsRun(t, 8, 4, func() nn.Optimizer { return nn.NewSGD(0.1) })
+			if err := r.run(-1); err != nil {
+				t.Errorf("a step after the failure: %v", err)
+			}
+		})
 	}
 }
 
@@ -277,6 +324,51 @@ func TestAccumulatorSlots(t *testing.T) {
 	}
 	if acc.Iterations() != 2 {
 		t.Errorf("4 steps accumulated by 2: %d updates, want 2", acc.Iterations())
+	}
+}
+
+// TestStrings: metrics, optimizers, layers and models print as what they
+// are in a cell.
+func TestStrings(t *testing.T) {
+	s := newStrategy(t)
+	acc := &nn.SparseCategoricalAccuracy{}
+	acc.Update(data.NewTensor([]int{4}, []float64{0, 1, 1, 0}), data.NewTensor([]int{4, 2}, []float64{1, 0, 0, 1, 1, 0, 0, 1}))
+	mean := nn.NewMean("loss")
+	mean.Update(data.NewTensor([]int{2}, []float64{0.5, 1.5}))
+	prec := nn.NewPrecision(0.5)
+	prec.Update(data.NewTensor([]int{2}, []float64{1, 0}), data.NewTensor([]int{2}, []float64{0.9, 0.8}))
+	var model *nn.Sequential
+	var sgd *nn.SGD
+	var adam *nn.Adam
+	s.Scope(func() {
+		model = nn.NewSequential(nn.Dense(16, nn.ReLU), nn.Dense(2))
+		sgd = nn.NewSGD(0.1, nn.WithMomentum(0.9))
+		adam = nn.NewAdam(0.001, nn.WithClipGlobalNorm(1))
+	})
+	unbuilt := fmt.Sprint(model)
+	s.Scope(func() { model.Build([]int{1, 10}) })
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"accuracy", fmt.Sprint(acc), "accuracy: 0.5000 (2 of 4 examples)"},
+		{"mean", fmt.Sprint(mean), "loss: 1.0000 (2 values)"},
+		{"precision", fmt.Sprint(prec), "precision: 0.5000 (threshold 0.5, 2 examples)"},
+		{"auc", fmt.Sprint(nn.NewAUC(200)), "auc: 0.0000 (200 thresholds, 0 examples)"},
+		{"sgd", fmt.Sprint(sgd), "SGD(sgd: lr 0.1, momentum 0.9; 0 updates)"},
+		{"adam", fmt.Sprint(adam), "Adam(adam: lr 0.001, β₁ 0.9, β₂ 0.999, ε 1e-07, clip norm 1; 0 updates)"},
+		{"accumulate", fmt.Sprint(nn.Accumulate(sgd, 4)), "Accumulate(4 steps, SGD(sgd: lr 0.1, momentum 0.9; 0 updates))"},
+		{"dense", fmt.Sprint(model.Layers()[0]), "Dense(dense: 16 units, relu, built for width 10)"},
+		{"model-unbuilt", unbuilt, "Sequential(sequential: dense, dense_1; not built)"},
+		{"model", fmt.Sprint(model), "Sequential(sequential: dense, dense_1; 210 params)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got  %s\nwant %s", tt.got, tt.want)
+			}
+		})
 	}
 }
 

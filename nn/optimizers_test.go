@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -248,6 +249,129 @@ func TestClipByGlobalNorm(t *testing.T) {
 				t.Errorf("norm after clipping %v > %v", after, tt.clip)
 			}
 		})
+	}
+}
+
+// numericsRun is a two-replica model whose replicas get inputs of their own,
+// so that one replica alone can produce a NaN.
+type numericsRun struct {
+	s     *strategy.Mirrored
+	model *nn.Sequential
+	opt   nn.Optimizer
+	step  func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor
+	width int
+}
+
+func newNumericsRun(t *testing.T, width, hidden int, opt func() nn.Optimizer, opts ...strategy.Option) *numericsRun {
+	t.Helper()
+	r := &numericsRun{width: width}
+	r.s = newStrategy(t, append([]strategy.Option{strategy.WithReplicas(2)}, opts...)...)
+	r.s.Scope(func() {
+		r.model = nn.NewSequential(nn.Dense(hidden, nn.ReLU), nn.Dense(2))
+		r.opt = opt()
+	})
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	r.step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, r.model.Call(ctx, x, true)), 8)
+		r.opt.ApplyGradients(ctx, ctx.Gradients(loss, r.model.TrainableVariables()))
+		return loss
+	}
+	return r
+}
+
+// run runs one step; bad, if ≥ 0, is the replica whose first input is NaN.
+func (r *numericsRun) run(bad int) error {
+	xs := []data.Tensor{data.RandomNormal(1, 4, r.width), data.RandomNormal(2, 4, r.width)}
+	if bad >= 0 {
+		xs[bad].Data[0] = math.NaN()
+	}
+	y := data.NewTensor([]int{4}, []float64{0, 1, 1, 0})
+	_, err := r.s.TryRun(r.step, strategy.NewPerReplica(xs...), strategy.NewPerReplica(y, y))
+	return err
+}
+
+func (r *numericsRun) weights() []float64 { return allWeights(r.s) }
+
+// TestNonFinite: a NaN loss on one replica, or a learning rate set to NaN or
+// Inf between steps, stops the step with an error naming what went wrong,
+// and nothing is applied.
+func TestNonFinite(t *testing.T) {
+	sgd := func() nn.Optimizer { return nn.NewSGD(0.1) }
+	tests := []struct {
+		name      string
+		width     int // input width: 256 gives over 64k weights, which the replicas update in parts
+		opt       func() nn.Optimizer
+		opts      []strategy.Option
+		spoil     func(r *numericsRun) // before the second step
+		bad       int                  // replica with a NaN input in the second step, or -1
+		want      string               // prefix of the error
+		nonFinite bool                 // the error wraps strategy.ErrNonFinite
+	}{
+		{name: "nan-on-replica-1", width: 8, opt: sgd, bad: 1,
+			want: `strategy: replica 1: gradient of "dense/kernel" holds NaN at element `, nonFinite: true},
+		{name: "nan-on-replica-1-shared-update", width: 256, opt: sgd, bad: 1,
+			want: `strategy: replica 1: gradient of "dense/kernel" is not finite: its operand input_0[4 256] holds NaN at element 0`, nonFinite: true},
+		{name: "nan-adam-clipped", width: 8, opt: func() nn.Optimizer { return nn.NewAdam(0.01, nn.WithClipGlobalNorm(1)) }, bad: 0,
+			want: `strategy: replica 0: gradient of "dense/kernel" holds NaN at element `, nonFinite: true},
+		{name: "lr-field-nan", width: 8, opt: sgd, bad: -1,
+			spoil: func(r *numericsRun) { r.opt.(*nn.SGD).LR = math.NaN() },
+			want:  "nn: sgd: LR: want a finite lr ≥ 0, got NaN"},
+		{name: "lr-field-inf-shared-update", width: 256, opt: func() nn.Optimizer { return nn.NewAdam(0.01) }, bad: -1,
+			spoil: func(r *numericsRun) { r.opt.(*nn.Adam).LR = math.Inf(1) },
+			want:  "nn: adam: LR: want a finite lr ≥ 0, got +Inf"},
+		{name: "schedule-gives-inf", width: 8, bad: -1,
+			opt:  func() nn.Optimizer { return nn.NewSGD(0, nn.WithSchedule(growing{})) },
+			want: "nn: sgd: the schedule's rate for update 2: want a finite lr ≥ 0, got +Inf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newNumericsRun(t, tt.width, 300, tt.opt, tt.opts...)
+			if err := r.run(-1); err != nil {
+				t.Fatalf("first step: %v", err)
+			}
+			if tt.spoil != nil {
+				tt.spoil(r)
+			}
+			before, iters := r.weights(), r.opt.Iterations()
+			err := r.run(tt.bad)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("second step: error\n got %v\nwant %s...", err, tt.want)
+			}
+			if got := errors.Is(err, strategy.ErrNonFinite); got != tt.nonFinite {
+				t.Errorf("errors.Is(%v, ErrNonFinite) = %v, want %v", err, got, tt.nonFinite)
+			}
+			if after := r.weights(); !slices.Equal(after, before) || r.opt.Iterations() != iters {
+				t.Errorf("the failed step changed the variables (iterations %d, want %d)", r.opt.Iterations(), iters)
+			}
+		})
+	}
+}
+
+// growing is a schedule whose second rate is +Inf.
+type growing struct{}
+
+func (growing) Rate(step int) float64 {
+	if step == 0 {
+		return 0.1
+	}
+	return math.Inf(1)
+}
+
+// TestNonFiniteUnchecked: without the check, the step is applied: the
+// weights become NaN.
+func TestNonFiniteUnchecked(t *testing.T) {
+	r := newNumericsRun(t, 8, 300, func() nn.Optimizer { return nn.NewSGD(0.1) }, strategy.WithCheckNumerics(false))
+	if err := r.run(1); err != nil {
+		t.Fatalf("step: %v", err)
+	}
+	nan := 0
+	for _, v := range r.weights() {
+		if math.IsNaN(v) {
+			nan++
+		}
+	}
+	if nan == 0 {
+		t.Errorf("no weight is NaN after an unchecked NaN step")
 	}
 }
 

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -63,6 +64,34 @@ func TestScheduleValidate(t *testing.T) {
 		if err := s.Validate(); err != nil {
 			t.Errorf("%d: %v", i, err)
 		}
+	}
+}
+
+// TestRatesRejectedWhereSet: a learning rate that is not finite is refused
+// by the constructor and by the schedules' Validate.
+func TestRatesRejectedWhereSet(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func()
+		want string
+	}{
+		{"sgd-inf", func() { nn.NewSGD(math.Inf(1)) }, "nn: NewSGD: want a finite lr ≥ 0, got +Inf"},
+		{"adam-nan", func() { nn.NewAdam(math.NaN()) }, "nn: NewAdam: want a finite lr ≥ 0, got NaN"},
+		{"rmsprop-inf", func() { nn.NewRMSprop(math.Inf(1)) }, "nn: NewRMSprop: want a finite lr ≥ 0, got +Inf"},
+		{"step-decay-inf", func() { nn.NewSGD(0, nn.WithSchedule(nn.StepDecay{Initial: math.Inf(1), Factor: 0.5, Every: 1})) },
+			"nn: NewSGD: WithSchedule: nn: StepDecay: want finite Initial ≥ 0, Factor ≥ 0 and Every ≥ 1, got +Inf, 0.5, 1"},
+		{"exponential-decay-inf", func() {
+			nn.NewSGD(0, nn.WithSchedule(nn.ExponentialDecay{Initial: 1, DecaySteps: 1, DecayRate: math.Inf(1)}))
+		}, "nn: NewSGD: WithSchedule: nn: ExponentialDecay: want finite Initial ≥ 0, DecayRate ≥ 0 and DecaySteps ≥ 1, got 1, +Inf, 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := panics(tt.fn)
+			err, ok := v.(error)
+			if !ok || !errors.Is(err, nn.ErrUsage) || err.Error() != tt.want {
+				t.Errorf("panic %v\nwant      %s (wrapping nn.ErrUsage)", v, tt.want)
+			}
+		})
 	}
 }
 

@@ -109,7 +109,7 @@ cd "$root"
 /usr/bin/python3 -m unittest -v tests/jupyter/test_conformance.py tests/jupyter/test_robustness.py \
 	tests/jupyter/test_worker.py tests/jupyter/test_replay.py tests/jupyter/test_workers.py tests/jupyter/test_wire.py \
 	tests/jupyter/test_lifecycle.py tests/jupyter/test_cellcost.py tests/jupyter/test_methods.py tests/jupyter/test_hostile.py \
-	tests/notebooks/test_notebooks.py tests/notebooks/test_issue14.py tests/notebooks/test_export.py
+	tests/notebooks/test_notebooks.py tests/notebooks/test_export.py
 
 section "Two hosts (network namespaces): one worker on each under mpirun"
 tests/twohost/run.sh

@@ -260,7 +260,7 @@ func (c *ReplicaContext) ApplyUpdate(u Registration) {
 // pauses at the reduction, in the middle of its run, until every replica has
 // computed n. On several workers the local replicas' sum, in replica order,
 // is then summed across workers through the Cluster, so the result's bits
-// differ from one process's by rounding only (issue 12).
+// differ from one process's by rounding only.
 //
 // The reduction is differentiable: the gradient of a cross-replica sum with
 // respect to each replica's n is the cross-replica sum of the gradients of

@@ -13,7 +13,7 @@ import (
 // and their bytes just after the trace. A trace is built from the values
 // the step found there (an optimizer's updates, a model's layers, a float
 // folded into the graph as a constant), so once one is reassigned the
-// trace is stale and Run traces again (issue 24).
+// trace is stale and Run traces again.
 type stepVars struct {
 	fn   string // the step function's name in the cell; "" when unknown
 	vars []stepdeps.Dep

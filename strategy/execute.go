@@ -116,7 +116,7 @@ func (s *Mirrored) runFailure(errs []error, in *stepInputs) error {
 
 // labelExample rewrites a label error of replica r's program, which counts
 // rows in the replica's shard, to name the example of the global batch, the
-// row a user can find in the dataset (issue 14), every worker's rows
+// row a user can find in the dataset, every worker's rows
 // counted. Other errors pass as is.
 func labelExample(err error, r int, b *batchInfo) error {
 	var le *graph.LabelError

@@ -3,6 +3,7 @@ package strategy_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -146,6 +147,70 @@ func TestReplicaFailureAppliesNothing(t *testing.T) {
 	}
 }
 
+// TestNonFiniteScan: the scan behind WithCheckNumerics finds the
+// first NaN or Inf wherever it is (either half of a word, an unaligned
+// start, the tail) and nothing in finite extremes.
+func TestNonFiniteScan(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name string
+		vals []float64
+		at   int // where the bad value goes, or -1
+		bad  float64
+	}{
+		{"empty", nil, -1, 0},
+		{"finite-extremes", []float64{math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, 0, math.Copysign(0, -1), 1}, -1, 0},
+		{"nan-first", make([]float64, 17), 0, nan},
+		{"nan-odd-lane", make([]float64, 17), 5, nan},
+		{"inf-in-unrolled-part", make([]float64, 40), 22, inf},
+		{"minus-inf-in-tail", make([]float64, 19), 18, -inf},
+		{"one-value", make([]float64, 1), 0, inf},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vals := slices.Clone(tt.vals)
+			if tt.at >= 0 {
+				vals[tt.at] = tt.bad
+			}
+			f64 := slices.Clone(vals)
+			if got := strategy.NonFinite64(f64); got != tt.at {
+				t.Errorf("float64 %v: got %d, want %d", f64, got, tt.at)
+			}
+			// From an aligned and from an unaligned start (one float32 in).
+			buf := make([]float32, len(vals)+1)
+			for off := range 2 {
+				x := buf[off : off+len(vals)]
+				for i, v := range vals {
+					x[i] = float32(v)
+				}
+				if got := strategy.NonFinite32(x); got != tt.at {
+					t.Errorf("float32 from element %d %v: got %d, want %d", off, x, got, tt.at)
+				}
+			}
+		})
+	}
+}
+
+// TestNonFiniteOutput: a step output (a loss) that is NaN or Inf
+// fails the step in phase "check", naming the output and the replica.
+func TestNonFiniteOutput(t *testing.T) {
+	s := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
+	defer closeStrategy(t, s)
+	logOf := func(x *nn.Tensor) map[string]*nn.Tensor {
+		return map[string]*nn.Tensor{"loss": graph.Log(graph.Sum(x))}
+	}
+	pos, neg := data.NewTensor([]int{2}, []float64{1, 2}), data.NewTensor([]int{2}, []float64{-1, -2})
+	_, err := s.TryRun(logOf, strategy.NewPerReplica(pos, neg))
+	want := `strategy: replica 1: step output "loss" holds NaN at element 0`
+	var re *strategy.ReplicaError
+	if err == nil || err.Error() != want || !errors.As(err, &re) || re.Phase != "check" || !errors.Is(err, strategy.ErrNonFinite) {
+		t.Fatalf("TryRun error %v (%#v), want %s in phase check, wrapping ErrNonFinite", err, re, want)
+	}
+	if _, err := s.TryRun(logOf, strategy.NewPerReplica(pos, pos)); err != nil {
+		t.Errorf("finite step: %v", err)
+	}
+}
+
 // A label out of range on one replica's shard fails that replica's program,
 // and the error names the replica and the graph scope.
 func TestRunErrorNamesReplicaAndScope(t *testing.T) {
@@ -164,6 +229,51 @@ func TestRunErrorNamesReplicaAndScope(t *testing.T) {
 	if !sameWeights(f.weights(), before) {
 		t.Error("a failed step changed the weights")
 	}
+}
+
+// TestErrorMessages: errors name what happened: the example of the global
+// batch whose label is out of range, and an earlier Scope that panicked
+// before it assigned what the step uses.
+func TestErrorMessages(t *testing.T) {
+	t.Run("label-names-global-example", func(t *testing.T) {
+		f := newFixture(t, 2, 64, 3)
+		f.y.Data[40] = 5 // row 8 of replica 1's 32 rows
+		_, err := f.s.TryRun(f.step, f.batch(t))
+		want := "example 40 of the global batch (row 8 of the replica's shard): want a label in [0,2), got 5"
+		var le *graph.LabelError
+		if err == nil || !strings.HasPrefix(err.Error(), "strategy: replica 1: sparse_categorical_crossentropy: node ") ||
+			!strings.HasSuffix(err.Error(), want) || !errors.As(err, &le) {
+			t.Errorf("TryRun error\n got %v\nwant strategy: replica 1: sparse_categorical_crossentropy: node ...: %s, wrapping a graph.LabelError", err, want)
+		}
+	})
+	t.Run("nil-after-scope-panic", func(t *testing.T) {
+		s := strategy.NewMirrored(strategy.WithReplicas(2))
+		defer closeStrategy(t, s)
+		var model *nn.Sequential
+		var opt nn.Optimizer
+		panics(func() {
+			s.Scope(func() {
+				model = nn.NewSequential(nn.Dense(2))
+				panic("typo in the cell")
+				// opt = nn.NewSGD(0.1) never runs
+			})
+		})
+		step := func(ctx *strategy.ReplicaContext, x *nn.Tensor) *nn.Tensor {
+			loss := graph.Sum(model.Call(ctx, x, true))
+			opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+			return loss
+		}
+		x := s.Broadcast(data.Zeros(4, 3))
+		hint := "an earlier s.Scope(func() { ... }) panicked before it finished, so a model, layer or optimizer it was to assign may still be nil: run that cell again"
+		_, err := s.TryRun(step, x)
+		if err == nil || !strings.HasSuffix(err.Error(), hint) {
+			t.Errorf("TryRun error\n got %v\nwant ...nil pointer dereference; %s", err, hint)
+		}
+		s.Scope(func() { opt = nn.NewSGD(0.1) })
+		if _, err := s.TryRun(step, x); err != nil {
+			t.Errorf("after the scope ran again: %v", err)
+		}
+	})
 }
 
 func TestVariableOutsideScope(t *testing.T) {

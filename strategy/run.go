@@ -286,7 +286,7 @@ func (s *Mirrored) stepInputs(args []any) (*stepInputs, error) {
 // undistributed is the error for a plain tensor with a batch axis given to
 // a strategy of several replicas: each replica would run on all of it, so
 // the summed gradients and reduced losses would be n times too large (the
-// pitfall of forgetting to distribute the dataset, issue 14).
+// pitfall of forgetting to distribute the dataset).
 func undistributed(i int, t data.Tensor, n int) error {
 	return usageError("Run: argument %d: a data.Tensor of shape %v is not distributed, so each of the %d replicas would run on all %d rows; "+
 		"iterate s.DistributeDataset(ds) and pass it.Batch(), or pass s.Broadcast(t) to give every replica the same value on purpose", i, t.Shape, n, t.Shape[0])

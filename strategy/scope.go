@@ -45,7 +45,8 @@ func (s *Mirrored) setScopeFailed(failed bool) {
 }
 
 // nilHint adds to a step function's panic the likely cause when the panic
-// is about a nil value and the last Scope panicked (issue 14).
+// is about a nil value and the last Scope panicked, since a Scope that
+// panics leaves the models and optimizers it was to assign nil.
 func (s *Mirrored) nilHint(err error) error {
 	s.mu.Lock()
 	failed := s.mu.scopeFailed

@@ -2,7 +2,8 @@ package rt
 
 import "github.com/gotrain/gotrain/internal/stepdeps"
 
-// Dep is a session variable a cell's function reads (issue 24).
+// Dep is a session variable a cell's function reads, which a strategy
+// watches so that reassigning it makes a traced step trace again.
 type Dep = stepdeps.Dep
 
 // Var describes the variable at p, named name in the cell.
@@ -17,7 +18,7 @@ func Deps(fn any, name string, deps ...Dep) { stepdeps.Register(fn, name, deps..
 
 // Code describes the slot at p through which every call of the function
 // or method named name goes: a later cell that redefines it stores into
-// the slot, and a step traced through the old body retraces (issue 30).
+// the slot, and a step traced through the old body retraces.
 func Code[T any](p *T, name string) Dep {
 	d := stepdeps.Var(p, name)
 	d.Code = true

@@ -22,7 +22,7 @@ import (
 // every step, a dense layer per step) trained with Adam on random windows
 // of ids, and scripts/torch_rnn.py training the same model with PyTorch,
 // run in turns in one invocation; it prints each run's samples/s and the
-// ratio of the medians (issue 23).
+// ratio of the medians.
 func benchRNN(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gotrain bench rnn", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -139,7 +139,7 @@ func runKernel(args []string, _, stderr io.Writer) error {
 // still runs; orphanExit bounds how long it then takes to stop its workers
 // before it exits regardless. Both keep a kernel whose front end died
 // (a jupyter-console whose terminal was closed) from lingering more than
-// 5 s (issue 24).
+// 5 s.
 const (
 	parentPoll = 500 * time.Millisecond
 	orphanExit = 4 * time.Second

@@ -1,6 +1,6 @@
 //go:build cuda
 
-// Command gpucheck measures gotrain on an NVIDIA GPU (issue 13): the cuBLAS
+// Command gpucheck measures gotrain on an NVIDIA GPU: the cuBLAS
 // sgemm peak, then the samples/s of training MLPs with Adam on one GPU
 // replica, and each one's fraction of that peak, one line per figure. It is
 // built by scripts/gpu-build.sh and run by scripts/gpu-check.sh. With

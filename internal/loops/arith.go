@@ -2,7 +2,7 @@ package loops
 
 // SubTo is: for i, v := range a { dst[i] = v - b[i] }.
 // On amd64 with AVX it runs 8 float32 or 4 float64 lanes at a time, with
-// the same bits: batch norm centers every activation with it (issue 23).
+// the same bits: batch norm centers every activation with it.
 func SubTo[T Float](dst, a, b []T) {
 	dst, b, done := vectorPrefix(dst, a, b, subVector[T])
 	for i := done; i < len(a); i++ {
@@ -12,8 +12,7 @@ func SubTo[T Float](dst, a, b []T) {
 
 // MulTo is: for i, v := range a { dst[i] = v * b[i] }.
 // On amd64 with AVX it runs 8 float32 or 4 float64 lanes at a time, with
-// the same bits: batch norm scales every activation and its gradient with it
-// (issue 23).
+// the same bits: batch norm scales every activation and its gradient with it.
 func MulTo[T Float](dst, a, b []T) {
 	dst, b, done := vectorPrefix(dst, a, b, mulVector[T])
 	for i := done; i < len(a); i++ {

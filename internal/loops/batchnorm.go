@@ -2,7 +2,7 @@ package loops
 
 import "math"
 
-// The per-channel loops of a batch norm (graph's batch norm ops, issue 36)
+// The per-channel loops of a batch norm (graph's batch norm ops)
 // on channels-last data: x holds pixels of c channels one after the
 // other, and every per-channel vector (sums, means, coefficients) has c
 // elements, c = len of that vector. Each loop is one pass over its

@@ -10,7 +10,7 @@ import "math"
 // float64 calls math.Exp and sums in order. float32 computes exp with
 // expNeg32, in float32 arithmetic, to about 2 float32 ulps (math.Exp costs
 // 8-15 ns an element, and attention's softmax was a tenth of a small
-// GPT's training step, issue 22), and sums in 8 lanes, lane j taking the
+// GPT's training step), and sums in 8 lanes, lane j taking the
 // elements i ≡ j (mod 8) of the longest prefix that is a multiple of 8;
 // then the lanes pairwise, ((0+1)+(2+3))+((4+5)+(6+7)), then the rest in
 // order. On amd64 with AVX2 float32 runs 8 lanes at a time, with the bits

@@ -9,7 +9,7 @@ import "math"
 // with Φ the standard normal CDF. float64 computes Φ with math.Erf;
 // float32 with normCDF32, in float32 arithmetic, to a few float32 ulps
 // (math.Erf costs 15-40 ns an element, and GELU was half of a small GPT's
-// training step, issue 22). On amd64 with AVX2 float32 runs 8 lanes at a
+// training step). On amd64 with AVX2 float32 runs 8 lanes at a
 // time, with the bits of the Go loop.
 func GELU[T Float](out, x []T) {
 	out = out[:len(x)]

@@ -3,7 +3,7 @@ package loops
 import "math"
 
 // Max returns the largest element of x that is not a NaN, or -Inf if there
-// is none: a softmax's row maximum (graph's Softmax, issue 22).
+// is none: a softmax's row maximum (graph's Softmax).
 //
 //	m := -Inf
 //	for _, v := range x { if v > m { m = v } }

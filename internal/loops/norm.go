@@ -5,7 +5,7 @@ package loops
 // j ≡ k (mod 4) of the longest prefix of the row that is a multiple of 4,
 // then (lane 0 + lane 1) + (lane 2 + lane 3), then the rest in order: four
 // independent additions a step, which AVX runs as one (a GPT step spent a
-// tenth of its time in these loops, issue 22). On amd64 with AVX float32
+// tenth of its time in these loops). On amd64 with AVX float32
 // rows run 4 lanes at a time, widened to float64, with the bits of the Go
 // loops. graph's norm_cuda.go keeps its own copies in sync with these.
 

@@ -9,7 +9,7 @@ import (
 	"github.com/gotrain/gotrain/gpu"
 )
 
-// The device versions of the optimizer updates in optim.go (issue 13). Each
+// The device versions of the optimizer updates in optim.go. Each
 // CPU kernel has a launcher of the same name with a Device suffix, the same
 // hyperparameters in the same order and the same meaning, and a CUDA C
 // source below whose loop body is the CPU loop's, expression for

@@ -91,7 +91,7 @@ func SumRowsTo[T Float](dst, x []T) {
 //	}
 //
 // the rows of x, weighted by f, summed into acc in float64 in increasing
-// order: a batch norm's masked sums per channel (issue 23). On amd64 with
+// order: a batch norm's masked sums per channel. On amd64 with
 // AVX, float32 rows whose length is a multiple of 4 run in one assembly
 // loop, 4 float64 lanes at a time, with the same bits. It panics if x is
 // not whole rows of len(acc).

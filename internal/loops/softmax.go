@@ -2,7 +2,7 @@ package loops
 
 // Dot is Σ x[j]·y[j] in float64, in Sum's 4 lanes and order, each
 // term float64(x[j]) * float64(y[j]): a softmax gradient's row sum (graph's
-// softmax_grad and causal_softmax_grad, issue 22). y is at least as long
+// softmax_grad and causal_softmax_grad). y is at least as long
 // as x. On amd64 with AVX float32 runs 4 lanes at a time, widened to
 // float64, with the bits of the Go loop.
 func Dot[T Float](x, y []T) float64 {

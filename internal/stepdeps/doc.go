@@ -1,6 +1,6 @@
 // Package stepdeps records which session variables a notebook function
 // reads, so that a strategy can tell when a traced step function's
-// variables were reassigned (issue 24).
+// variables were reassigned, and trace it again.
 //
 // # Use
 //
