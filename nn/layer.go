@@ -230,7 +230,7 @@ func newBase(name string) layerBase { return layerBase{name: name, owner: strate
 
 // checkScope panics when the layer is being built outside any scope although
 // it was created inside one: its variables would belong to no strategy, and
-// Run would refuse them much later, blaming the creation (issue 14).
+// Run would refuse them much later, blaming the creation.
 func (l *layerBase) checkScope() {
 	if l.owner != nil && strategy.Current() == nil {
 		panic(usageError("%s: built after the strategy.Scope it was created in had ended, so its variables would belong to no strategy; "+
@@ -258,7 +258,7 @@ func (l *layerBase) setTrainable(t bool, weights ...*Variable) {
 // checkAlloc panics with an error wrapping data.ErrMemory when weight name
 // of the given shape, with its initial values (float64) and its storage,
 // would not fit in the machine's memory: the runtime would end the process
-// instead (issue 14).
+// instead.
 func (l *layerBase) checkAlloc(name string, shape []int) {
 	if err := data.CheckAlloc(l.name+"/"+name, shape, 8+8); err != nil {
 		panic(errkind.New(data.ErrMemory, "nn: ", "%s: %v", l.name, err))
