@@ -574,12 +574,7 @@ func trainGRU(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		model = charGRU(vocab)
 		opt = nn.NewAdam(0.01)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	return strategytest.Train(t, s, ds.Batch(7).Repeat(2), step, 6)
 }
 

@@ -1,9 +1,9 @@
 // Package strategytest is what the equivalence tests share: they train one
 // model on one replica and on several (or on workers, or devices) and
 // check that the runs end with the same variables. It trains a model for
-// the batches of a dataset and compares the variables two runs end with,
-// and checks a model against PyTorch's logits for the same weights
-// (CheckTorch).
+// the batches of a dataset (a classifier with ClassifierStep's step),
+// compares the variables two runs end with, and checks a model against
+// PyTorch's logits for the same weights (CheckTorch).
 package strategytest
 
 import (
@@ -48,6 +48,20 @@ func Variables(s *strategy.Mirrored) map[string][]float64 {
 		out[v.Name()] = v.Value()
 	}
 	return out
+}
+
+// ClassifierStep returns the step function that classifier tests train
+// with: model's logits for x against the class ids y by sparse categorical
+// cross-entropy, averaged with nn.ComputeAverageLoss over globalBatch
+// examples (0: the real examples of the global batch), and opt applying its
+// gradients to model's trainable variables. It returns the replica's loss.
+func ClassifierStep(model *nn.Sequential, opt nn.Optimizer, globalBatch int) func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
+	return func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+		return loss
+	}
 }
 
 // CheckSame fails t unless got, from the run named what ("2 replicas"),
