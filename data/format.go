@@ -57,6 +57,28 @@ func (e *FormatError) Unwrap() []error {
 	return []error{ErrFormat}
 }
 
+// loadFile opens path and reads it with read, which names path in its
+// errors; a file that does not open gives "data: FORMAT: " and the open
+// error.
+func loadFile(path, format string, read func(r io.Reader, name string) (Tensor, error)) (Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Tensor{}, fmt.Errorf("data: %s: %w", format, err)
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+// formatErrorAt returns what a binary reader of format returns for
+// malformed input in the file name ("" for an io.Reader): a *FormatError
+// at byte offset off, wanting want and getting got, wrapping the read
+// error err (nil if none).
+func formatErrorAt(format, name string) func(off int64, want, got string, err error) (Tensor, error) {
+	return func(off int64, want, got string, err error) (Tensor, error) {
+		return Tensor{}, &FormatError{Format: format, File: name, Offset: off, Want: want, Got: got, Err: err}
+	}
+}
+
 // countingReader counts the bytes read through it, for error offsets.
 type countingReader struct {
 	r io.Reader

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 )
 
 // IDX element types, from the format's description on Yann LeCun's MNIST
@@ -59,18 +58,11 @@ func ReadIDX(r io.Reader) (Tensor, error) { return readIDX(r, "") }
 
 // LoadIDX reads the IDX file at path, gzip-compressed or not; see ReadIDX.
 func LoadIDX(path string) (Tensor, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Tensor{}, fmt.Errorf("data: idx: %w", err)
-	}
-	defer f.Close()
-	return readIDX(f, path)
+	return loadFile(path, "idx", readIDX)
 }
 
 func readIDX(r io.Reader, name string) (Tensor, error) {
-	bad := func(off int64, want, got string, err error) (Tensor, error) {
-		return Tensor{}, &FormatError{Format: "idx", File: name, Offset: off, Want: want, Got: got, Err: err}
-	}
+	bad := formatErrorAt("idx", name)
 	avail := sizeOf(r)
 	br := bufio.NewReader(r)
 	var src io.Reader = br

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -66,18 +65,11 @@ func ReadNPY(r io.Reader) (Tensor, error) { return readNPY(r, "") }
 
 // LoadNPY reads the NPY file at path; see ReadNPY.
 func LoadNPY(path string) (Tensor, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Tensor{}, fmt.Errorf("data: npy: %w", err)
-	}
-	defer f.Close()
-	return readNPY(f, path)
+	return loadFile(path, "npy", readNPY)
 }
 
 func readNPY(r io.Reader, name string) (Tensor, error) {
-	bad := func(off int64, want, got string, err error) (Tensor, error) {
-		return Tensor{}, &FormatError{Format: "npy", File: name, Offset: off, Want: want, Got: got, Err: err}
-	}
+	bad := formatErrorAt("npy", name)
 	avail := sizeOf(r)
 	cr := &countingReader{r: bufio.NewReader(r)}
 	var pre [8]byte
