@@ -64,9 +64,7 @@ var npyTypes = map[string]npyType{
 func ReadNPY(r io.Reader) (Tensor, error) { return readNPY(r, "") }
 
 // LoadNPY reads the NPY file at path; see ReadNPY.
-func LoadNPY(path string) (Tensor, error) {
-	return loadFile(path, "npy", readNPY)
-}
+func LoadNPY(path string) (Tensor, error) { return loadFile(path, "npy", readNPY) }
 
 func readNPY(r io.Reader, name string) (Tensor, error) {
 	bad := formatErrorAt("npy", name)
@@ -117,22 +115,8 @@ func readNPY(r io.Reader, name string) (Tensor, error) {
 		}
 		n *= int64(d)
 	}
-	start := cr.n
-	if avail >= 0 {
-		avail -= start
-	}
-	values, got, err2 := readValues(cr, n, h.typ.size, h.typ.decode, avail)
-	if err2 != nil {
-		return bad(start, fmt.Sprintf("%d bytes of %s data for shape %v", n*int64(h.typ.size), h.descr, h.shape),
-			gotBytes(int(got), err2), readErr(err2))
-	}
-	end := cr.n
-	if ok, err := checkEnd(cr); err != nil {
-		return bad(end, "end of input after the array", "a read error", err)
-	} else if !ok {
-		return bad(end, "end of input after the array", "more bytes", nil)
-	}
-	return Tensor{Shape: h.shape, Data: values}, nil
+	return readArray(cr, avail, h.shape, n, h.typ.size, h.typ.decode,
+		fmt.Sprintf("%d bytes of %s data for shape %v", n*int64(h.typ.size), h.descr, h.shape), bad)
 }
 
 type npyHeader struct {
