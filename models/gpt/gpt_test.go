@@ -72,12 +72,7 @@ func train(t *testing.T, c equivCase, opts ...strategy.Option) map[string][]floa
 	if err != nil {
 		t.Fatal(err)
 	}
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	return strategytest.Train(t, s, ds.Batch(6).Repeat(2), step, 8)
 }
 

@@ -54,12 +54,13 @@ func Variables(s *strategy.Mirrored) map[string][]float64 {
 // with: model's logits for x against the class ids y by sparse categorical
 // cross-entropy, averaged with nn.ComputeAverageLoss over globalBatch
 // examples (0: the real examples of the global batch), and opt applying its
-// gradients to model's trainable variables. It returns the replica's loss.
-func ClassifierStep(model *nn.Sequential, opt nn.Optimizer, globalBatch int) func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+// gradients to model's trainable variables (nn.TrainableVariables). It
+// returns the replica's loss.
+func ClassifierStep(model nn.Model, opt nn.Optimizer, globalBatch int) func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
 	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
 	return func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
 		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
 		return loss
 	}
 }
