@@ -180,11 +180,7 @@ func labelErrorOnWorker1(t *testing.T, opts ...strategy.Option) []string {
 
 // stepWorker is the body of one worker process of TestMultiWorkerStep.
 func stepWorker(t *testing.T, spec loopbacktest.Spec) {
-	c, err := spec.Join()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := spec.Join(t)
 	res := stepResult{Weights: map[string]map[string][]float64{}, Losses: map[string][]float64{}}
 	for _, sc := range stepCases {
 		dt := graph.Float32

@@ -115,11 +115,7 @@ func runWorkers(t *testing.T, size int) []workerResult {
 
 // worker is the body of one worker process.
 func worker(t *testing.T, spec loopbacktest.Spec) {
-	c, err := spec.Join()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := spec.Join(t)
 	res := workerResult{Weights: map[string]map[string][]float64{}, Losses: map[string][]float64{}}
 	for _, mc := range multiCases(spec.Size) {
 		w, l := trainRunWith(t, mc.dtype(), mc.optimizer(), 2, mc.Hidden, strategy.WithCluster(c), strategy.WithReplicas(mc.Replicas))

@@ -146,11 +146,7 @@ func runWorkers(size int) (map[string]map[string][]float64, error) {
 // workerCases is one worker process: every case on one replica of a
 // multi-worker strategy.
 func workerCases(t *testing.T, spec loopbacktest.Spec) {
-	c, err := spec.Join()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := spec.Join(t)
 	res := map[string]map[string][]float64{}
 	for _, cs := range cases {
 		res[cs.Name] = train(t, cs.equivCase, strategy.WithCluster(c), strategy.WithReplicas(1))
