@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -28,12 +27,7 @@ func ReadCSV(r io.Reader, opts CSVOptions) (Tensor, error) { return readCSV(r, "
 
 // LoadCSV reads the CSV file at path; see ReadCSV.
 func LoadCSV(path string, opts CSVOptions) (Tensor, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Tensor{}, fmt.Errorf("data: csv: %w", err)
-	}
-	defer f.Close()
-	return readCSV(f, path, opts)
+	return loadFile(path, "csv", func(r io.Reader, name string) (Tensor, error) { return readCSV(r, name, opts) })
 }
 
 func readCSV(r io.Reader, name string, opts CSVOptions) (Tensor, error) {

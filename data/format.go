@@ -57,6 +57,31 @@ func (e *FormatError) Unwrap() []error {
 	return []error{ErrFormat}
 }
 
+// loadFile opens path and reads it with read, which names path in its
+// errors; a file that does not open gives "data: FORMAT: " and the open
+// error.
+func loadFile(path, format string, read func(r io.Reader, name string) (Tensor, error)) (Tensor, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Tensor{}, fmt.Errorf("data: %s: %w", format, err)
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+// failAt is what a binary reader returns for malformed input: a
+// *FormatError at byte offset off, wanting want and getting got, wrapping
+// the read error err (nil if none).
+type failAt func(off int64, want, got string, err error) (Tensor, error)
+
+// formatErrorAt returns the failAt of a reader of format reading the file
+// name ("" for an io.Reader).
+func formatErrorAt(format, name string) failAt {
+	return func(off int64, want, got string, err error) (Tensor, error) {
+		return Tensor{}, &FormatError{Format: format, File: name, Offset: off, Want: want, Got: got, Err: err}
+	}
+}
+
 // countingReader counts the bytes read through it, for error offsets.
 type countingReader struct {
 	r io.Reader
@@ -150,6 +175,28 @@ func readValues(r io.Reader, n int64, size int, decode decoder, avail int64) ([]
 		}
 	}
 	return out, n * int64(size), nil
+}
+
+// readArray reads the values of a tensor of shape that follow its header
+// in cr: n of size bytes each, decoded with decode, and then the end of the
+// input. avail is sizeOf the whole input (-1: unknown); data names the
+// values in an error ("24 bytes of data for shape [2 3]").
+func readArray(cr *countingReader, avail int64, shape []int, n int64, size int, decode decoder, data string, bad failAt) (Tensor, error) {
+	start := cr.n
+	if avail >= 0 {
+		avail -= start
+	}
+	values, got, err := readValues(cr, n, size, decode, avail)
+	if err != nil {
+		return bad(start, data, gotBytes(int(got), err), readErr(err))
+	}
+	end := cr.n
+	if ok, err := checkEnd(cr); err != nil {
+		return bad(end, "end of input after the array", "a read error", err)
+	} else if !ok {
+		return bad(end, "end of input after the array", "more bytes", nil)
+	}
+	return Tensor{Shape: shape, Data: values}, nil
 }
 
 // checkEnd reports whether r has no bytes left.

@@ -12,6 +12,22 @@ import (
 // The fuzz targets check that malformed input gives an error, never a panic
 // or a runaway allocation, and that what parses is self-consistent.
 
+// checkRead fails t unless a reader returned a tensor whose values fill its
+// shape or a *FormatError, and reports whether it returned a tensor.
+func checkRead(t *testing.T, x Tensor, err error) bool {
+	t.Helper()
+	if err != nil {
+		if _, ok := err.(*FormatError); !ok {
+			t.Fatalf("error %v is not a *FormatError", err)
+		}
+		return false
+	}
+	if len(x.Data) != x.Len() {
+		t.Fatalf("shape %v with %d values", x.Shape, len(x.Data))
+	}
+	return true
+}
+
 func FuzzReadIDX(f *testing.F) {
 	raw := idxBytes(0x08, []int{2, 3}, rangeFloats(0, 6))
 	f.Add(raw)
@@ -21,14 +37,8 @@ func FuzzReadIDX(f *testing.F) {
 	f.Add([]byte{0, 0, 0x0D, 1, 0, 0, 0, 1, 0x3f, 0x80, 0, 0})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		x, err := ReadIDX(bytes.NewReader(in))
-		if err != nil {
-			if _, ok := err.(*FormatError); !ok {
-				t.Fatalf("error %v is not a *FormatError", err)
-			}
+		if !checkRead(t, x, err) {
 			return
-		}
-		if len(x.Data) != x.Len() {
-			t.Fatalf("shape %v with %d values", x.Shape, len(x.Data))
 		}
 	})
 }
@@ -45,14 +55,8 @@ func FuzzReadNPY(f *testing.F) {
 	f.Add(b.Bytes())
 	f.Fuzz(func(t *testing.T, in []byte) {
 		x, err := ReadNPY(bytes.NewReader(in))
-		if err != nil {
-			if _, ok := err.(*FormatError); !ok {
-				t.Fatalf("error %v is not a *FormatError", err)
-			}
+		if !checkRead(t, x, err) {
 			return
-		}
-		if len(x.Data) != x.Len() {
-			t.Fatalf("shape %v with %d values", x.Shape, len(x.Data))
 		}
 		// What parses writes back and reads again to the same values.
 		var out bytes.Buffer

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 )
 
 // IDX element types, from the format's description on Yann LeCun's MNIST
@@ -58,19 +57,10 @@ var idxTypes = map[byte]struct {
 func ReadIDX(r io.Reader) (Tensor, error) { return readIDX(r, "") }
 
 // LoadIDX reads the IDX file at path, gzip-compressed or not; see ReadIDX.
-func LoadIDX(path string) (Tensor, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Tensor{}, fmt.Errorf("data: idx: %w", err)
-	}
-	defer f.Close()
-	return readIDX(f, path)
-}
+func LoadIDX(path string) (Tensor, error) { return loadFile(path, "idx", readIDX) }
 
 func readIDX(r io.Reader, name string) (Tensor, error) {
-	bad := func(off int64, want, got string, err error) (Tensor, error) {
-		return Tensor{}, &FormatError{Format: "idx", File: name, Offset: off, Want: want, Got: got, Err: err}
-	}
+	bad := formatErrorAt("idx", name)
 	avail := sizeOf(r)
 	br := bufio.NewReader(r)
 	var src io.Reader = br
@@ -112,20 +102,6 @@ func readIDX(r io.Reader, name string) (Tensor, error) {
 		n *= d
 		shape[i] = int(d)
 	}
-	start := cr.n
-	if avail >= 0 {
-		avail -= start
-	}
-	values, got, err := readValues(cr, n, typ.size, typ.decode, avail)
-	if err != nil {
-		return bad(start, fmt.Sprintf("%d bytes of data for shape %v", n*int64(typ.size), shape),
-			gotBytes(int(got), err), readErr(err))
-	}
-	end := cr.n
-	if ok, err := checkEnd(cr); err != nil {
-		return bad(end, "end of input after the array", "a read error", err)
-	} else if !ok {
-		return bad(end, "end of input after the array", "more bytes", nil)
-	}
-	return Tensor{Shape: shape, Data: values}, nil
+	return readArray(cr, avail, shape, n, typ.size, typ.decode,
+		fmt.Sprintf("%d bytes of data for shape %v", n*int64(typ.size), shape), bad)
 }

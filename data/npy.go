@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -65,19 +64,10 @@ var npyTypes = map[string]npyType{
 func ReadNPY(r io.Reader) (Tensor, error) { return readNPY(r, "") }
 
 // LoadNPY reads the NPY file at path; see ReadNPY.
-func LoadNPY(path string) (Tensor, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Tensor{}, fmt.Errorf("data: npy: %w", err)
-	}
-	defer f.Close()
-	return readNPY(f, path)
-}
+func LoadNPY(path string) (Tensor, error) { return loadFile(path, "npy", readNPY) }
 
 func readNPY(r io.Reader, name string) (Tensor, error) {
-	bad := func(off int64, want, got string, err error) (Tensor, error) {
-		return Tensor{}, &FormatError{Format: "npy", File: name, Offset: off, Want: want, Got: got, Err: err}
-	}
+	bad := formatErrorAt("npy", name)
 	avail := sizeOf(r)
 	cr := &countingReader{r: bufio.NewReader(r)}
 	var pre [8]byte
@@ -125,22 +115,8 @@ func readNPY(r io.Reader, name string) (Tensor, error) {
 		}
 		n *= int64(d)
 	}
-	start := cr.n
-	if avail >= 0 {
-		avail -= start
-	}
-	values, got, err2 := readValues(cr, n, h.typ.size, h.typ.decode, avail)
-	if err2 != nil {
-		return bad(start, fmt.Sprintf("%d bytes of %s data for shape %v", n*int64(h.typ.size), h.descr, h.shape),
-			gotBytes(int(got), err2), readErr(err2))
-	}
-	end := cr.n
-	if ok, err := checkEnd(cr); err != nil {
-		return bad(end, "end of input after the array", "a read error", err)
-	} else if !ok {
-		return bad(end, "end of input after the array", "more bytes", nil)
-	}
-	return Tensor{Shape: h.shape, Data: values}, nil
+	return readArray(cr, avail, h.shape, n, h.typ.size, h.typ.decode,
+		fmt.Sprintf("%d bytes of %s data for shape %v", n*int64(h.typ.size), h.descr, h.shape), bad)
 }
 
 type npyHeader struct {

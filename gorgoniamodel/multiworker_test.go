@@ -23,11 +23,7 @@ const envWorker = "GOTRAIN_GG_TEST_WORKER" // "RANK SIZE SOCKET OUT"
 // weights agree within 1e-12, and both workers hold the same bits.
 func TestMultiWorker(t *testing.T) {
 	if spec, ok := loopbacktest.Worker(envWorker); ok {
-		c, err := spec.Join()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c := spec.Join(t)
 		_, vars := trainWith(t, 2, strategy.WithCluster(c), strategy.WithReplicas(2), strategy.WithDType(graph.Float64))
 		if err := spec.Write(workerResult{Vars: vars, BuildErr: buildFailsOnWorker1(t, strategy.WithCluster(c))}); err != nil {
 			t.Fatal(err)

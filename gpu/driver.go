@@ -108,25 +108,21 @@ func cuCheck(r uintptr, dev int, what string, args ...any) error {
 }
 
 // Count returns the number of CUDA devices.
-func Count() (int, error) {
-	if err := Init(); err != nil {
-		return 0, err
-	}
-	var n int32
-	if err := cuCheck(call(driver.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))), -1, "cuDeviceGetCount"); err != nil {
-		return 0, err
-	}
-	return int(n), nil
-}
+func Count() (int, error) { return driverInt(&driver.cuDeviceGetCount, "cuDeviceGetCount") }
 
 // DriverVersion returns the CUDA version the driver supports, as
 // 1000*major + 10*minor (13000 for CUDA 13.0).
-func DriverVersion() (int, error) {
+func DriverVersion() (int, error) { return driverInt(&driver.cuDriverGetVersion, "cuDriverGetVersion") }
+
+// driverInt calls Init, then the driver function *fn (named name), whose
+// one argument is an int32 it sets, and returns that number. fn is a
+// pointer because Init sets the entry points.
+func driverInt(fn *uintptr, name string) (int, error) {
 	if err := Init(); err != nil {
 		return 0, err
 	}
 	var v int32
-	if err := cuCheck(call(driver.cuDriverGetVersion, uintptr(unsafe.Pointer(&v))), -1, "cuDriverGetVersion"); err != nil {
+	if err := cuCheck(call(*fn, uintptr(unsafe.Pointer(&v))), -1, name); err != nil {
 		return 0, err
 	}
 	return int(v), nil

@@ -196,31 +196,21 @@ func handleCommOpen(k *Kernel, r *request) {
 }
 
 func handleCommMsg(k *Kernel, r *request) {
-	var c commContent
-	if !k.decodeOrLog(r, &c) {
-		return
-	}
-	cm := k.comms.get(c.CommID)
+	cm, data := k.commOf(r, "comm_msg")
 	if cm == nil {
-		k.log.Warn("kernel: comm_msg: no such comm", "comm_id", c.CommID)
 		return
 	}
 	cm.mu.Lock()
 	fn := cm.mu.onMsg
 	cm.mu.Unlock()
 	if fn != nil {
-		fn(orEmpty(c.Data))
+		fn(orEmpty(data))
 	}
 }
 
 func handleCommClose(k *Kernel, r *request) {
-	var c commContent
-	if !k.decodeOrLog(r, &c) {
-		return
-	}
-	cm := k.comms.get(c.CommID)
+	cm, data := k.commOf(r, "comm_close")
 	if cm == nil {
-		k.log.Warn("kernel: comm_close: no such comm", "comm_id", c.CommID)
 		return
 	}
 	k.comms.remove(cm)
@@ -228,6 +218,23 @@ func handleCommClose(k *Kernel, r *request) {
 	fn := cm.mu.onClose
 	cm.mu.Unlock()
 	if fn != nil {
-		fn(orEmpty(c.Data))
+		fn(orEmpty(data))
 	}
+}
+
+// commOf decodes the content of a comm_msg or comm_close request (msgType)
+// and returns the comm it names with its data (nil when the message has
+// none); it logs and returns nil where the content does not decode or
+// names no open comm.
+func (k *Kernel) commOf(r *request, msgType string) (*Comm, map[string]any) {
+	var c commContent
+	if !k.decodeOrLog(r, &c) {
+		return nil, nil
+	}
+	cm := k.comms.get(c.CommID)
+	if cm == nil {
+		k.log.Warn("kernel: "+msgType+": no such comm", "comm_id", c.CommID)
+		return nil, nil
+	}
+	return cm, c.Data
 }

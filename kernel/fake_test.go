@@ -235,6 +235,21 @@ func (h *harness) stop1() {
 	}
 }
 
+// startCell sends an execute_request of code (one of fakeExec's) and
+// returns its message id once an iopub message of type until ("stream",
+// "execute_input") has come for it.
+func (h *harness) startCell(code, until string) string {
+	h.t.Helper()
+	id, err := h.c.Send(kerneltest.Shell, "execute_request", map[string]any{"code": code})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.c.WaitIOPub(id, wait, func(ms []*kerneltest.Msg) bool { return strings.Contains(types(ms), until) }); err != nil {
+		h.t.Fatal(err)
+	}
+	return id
+}
+
 // request sends msgType on ch and returns the reply and the request's
 // iopub messages up to its idle status.
 func (h *harness) request(ch kerneltest.Channel, msgType string, content any) (*kerneltest.Msg, []*kerneltest.Msg) {

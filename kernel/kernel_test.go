@@ -289,14 +289,8 @@ func TestUserExpressions(t *testing.T) {
 // interrupt while a cell blocks the shell.
 func TestControlDuringCell(t *testing.T) {
 	h := start(t, nil)
-	id, err := h.c.Send(kt.Shell, "execute_request", obj{"code": "block"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The cell runs once its first output arrives.
-	if _, err := h.c.WaitIOPub(id, wait, func(ms []*kt.Msg) bool { return strings.Contains(types(ms), "stream") }); err != nil {
-		t.Fatal(err)
-	}
+	id := h.startCell("block", "stream")
 	info, _ := h.request(kt.Control, "kernel_info_request", nil)
 	if info.Type() != "kernel_info_reply" {
 		t.Fatalf("control reply %s", info.Type())
@@ -543,13 +537,7 @@ func TestShutdownRequest(t *testing.T) {
 // answer, and that Run then returns ErrClosed.
 func TestShutdownDrains(t *testing.T) {
 	h := start(t, nil)
-	id, err := h.c.Send(kt.Shell, "execute_request", obj{"code": "gate-ok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.c.WaitIOPub(id, wait, func(ms []*kt.Msg) bool { return strings.Contains(types(ms), "execute_input") }); err != nil {
-		t.Fatal(err)
-	}
+	id := h.startCell("gate-ok", "execute_input")
 	done := make(chan error, 1)
 	go func() { done <- h.k.Shutdown(context.Background()) }()
 	time.Sleep(20 * time.Millisecond)
@@ -569,13 +557,7 @@ func TestShutdownDrains(t *testing.T) {
 // TestCloseInterruptsCell checks Close stops a cell that blocks.
 func TestCloseInterruptsCell(t *testing.T) {
 	h := start(t, nil)
-	id, err := h.c.Send(kt.Shell, "execute_request", obj{"code": "block"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.c.WaitIOPub(id, wait, func(ms []*kt.Msg) bool { return strings.Contains(types(ms), "stream") }); err != nil {
-		t.Fatal(err)
-	}
+	h.startCell("block", "stream")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
 	<-ctx.Done()

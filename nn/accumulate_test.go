@@ -9,6 +9,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // trainMLP trains a small classifier with the given replicas, optimizer and
@@ -25,12 +26,7 @@ func trainMLP(t *testing.T, replicas int, newOpt func() nn.Optimizer, batch, glo
 		model = nn.NewSequential(nn.Dense(4, nn.Tanh), nn.Dense(3))
 		opt = newOpt()
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, globalBatch)
 	dist := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(batch))
 	for range epochs {
 		it := dist.Iter()

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -59,34 +58,12 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// tempFile is what SaveCheckpoint writes through; tests substitute a failing
-// one.
-type tempFile interface {
-	io.Writer
-	Sync() error
-	Close() error
-	Name() string
-}
-
-// createTemp creates the temporary file of a save (a hook for tests).
-var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
-
 func checkpointError(path, format string, args ...any) error {
 	return errkind.New(ErrCheckpoint, fmt.Sprintf("nn: checkpoint %s: ", path), format, args...)
 }
 
-// wrapCheckpoint keeps err (an *os.PathError, say) reachable through
-// errors.Is and errors.As, and adds ErrCheckpoint.
-type wrapCheckpoint struct {
-	msg string
-	err error
-}
-
-func (e *wrapCheckpoint) Error() string   { return e.msg }
-func (e *wrapCheckpoint) Unwrap() []error { return []error{ErrCheckpoint, e.err} }
-
 func checkpointIOError(path, doing string, err error) error {
-	return &wrapCheckpoint{msg: fmt.Sprintf("nn: checkpoint %s: %s: %v", path, doing, err), err: err}
+	return &wrapError{msg: fmt.Sprintf("nn: checkpoint %s: %s: %v", path, doing, err), errs: []error{ErrCheckpoint, err}}
 }
 
 // SaveCheckpoint writes the values of src's variables, by name, to path, in
@@ -126,7 +103,7 @@ func workersOf(vars []*Variable) *strategy.Mirrored {
 	return nil
 }
 
-func saveCheckpoint(path string, vars []*Variable) (err error) {
+func saveCheckpoint(path string, vars []*Variable) error {
 	seen := make(map[string]bool, len(vars))
 	for i, v := range vars {
 		if v == nil {
@@ -140,47 +117,18 @@ func saveCheckpoint(path string, vars []*Variable) (err error) {
 		}
 		seen[v.Name()] = true
 	}
-	dir := filepath.Dir(path)
-	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return checkpointIOError(path, "create temporary file", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+	return writeFileAtomic(path, func(w io.Writer) error {
+		crc := crc32.New(castagnoli)
+		bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
+		if err := writeCheckpoint(bw, vars); err != nil {
+			return err
 		}
-	}()
-	crc := crc32.New(castagnoli)
-	bw := bufio.NewWriterSize(io.MultiWriter(f, crc), 1<<16)
-	if err := writeCheckpoint(bw, vars); err != nil {
-		return checkpointIOError(path, "write", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return checkpointIOError(path, "write", err)
-	}
-	if _, err := f.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
-		return checkpointIOError(path, "write", err)
-	}
-	if err := f.Sync(); err != nil {
-		return checkpointIOError(path, "sync", err)
-	}
-	if err := f.Close(); err != nil {
-		return checkpointIOError(path, "close", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return checkpointIOError(path, "rename temporary file", err)
-	}
-	// The rename is durable only once the folder's entry is on disk.
-	if d, derr := os.Open(dir); derr == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil && !errors.Is(serr, os.ErrInvalid) {
-			return checkpointIOError(path, "sync folder", serr)
+		if err := bw.Flush(); err != nil {
+			return err
 		}
-	}
-	return nil
+		_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
+		return err
+	}, checkpointIOError)
 }
 
 func writeCheckpoint(w *bufio.Writer, vars []*Variable) error {
@@ -281,7 +229,7 @@ func readCheckpointFor(path string, vars []*Variable) ([]CheckpointEntry, error)
 		return ReadCheckpointIndex(path)
 	}
 	b, err := fromChief(s, path, func(doing string, err error) error { return checkpointIOError(path, doing, err) },
-		func(msg string) error { return &wrapCheckpoint{msg: msg, err: errors.New(msg)} })
+		func(msg string) error { return &wrapError{msg: msg, errs: []error{ErrCheckpoint, errors.New(msg)}} })
 	if err != nil {
 		return nil, err
 	}

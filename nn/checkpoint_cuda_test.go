@@ -11,6 +11,7 @@ import (
 	"github.com/gotrain/gotrain/data"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // gpuCkptRun is the quick-start model with Adam on a strategy of the given
@@ -39,12 +40,7 @@ func newGPUCkptRun(t *testing.T, clip bool, devs ...string) *gpuCkptRun {
 			r.opt = nn.NewAdam(0.01)
 		}
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	r.step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, r.model.Call(ctx, x, true)), 64)
-		r.opt.ApplyGradients(ctx, ctx.Gradients(loss, r.model.TrainableVariables()))
-		return loss
-	}
+	r.step = strategytest.ClassifierStep(r.model, r.opt, 64)
 	x := data.RandomNormal(7, 256, 10)
 	y := data.RandomInts(8, 2, 256)
 	r.dist = r.s.DistributeDataset(data.FromTensorSlices(x, y).Batch(64))

@@ -23,3 +23,13 @@ func shapeError(format string, args ...any) error {
 func usageError(format string, args ...any) error {
 	return errkind.New(ErrUsage, "nn: ", format, args...)
 }
+
+// wrapError keeps err (an *os.PathError, say) reachable through errors.Is
+// and errors.As beside a category sentinel (ErrCheckpoint, ErrSafetensors).
+type wrapError struct {
+	msg  string
+	errs []error
+}
+
+func (e *wrapError) Error() string   { return e.msg }
+func (e *wrapError) Unwrap() []error { return e.errs }

@@ -50,12 +50,7 @@ func trainCNN(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		model = cnn(0)
 		opt = nn.NewSGD(0.1, nn.WithMomentum(0.9))
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	return strategytest.Train(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
 }
 
@@ -280,12 +275,7 @@ func TestFreezeUnfreeze(t *testing.T) {
 		model = cnn(0)
 		opt = nn.NewAdam(0.01)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	x, y := data.RandomNormal(1, 8, 6, 6, 2), data.RandomInts(2, 3, 8)
 	batch := func() *strategy.PerReplicaBatch {
 		it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(8)).Iter()

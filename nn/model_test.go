@@ -64,12 +64,7 @@ func trainResidual(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		model = newResidualMLP(4, 8)
 		opt = nn.NewAdam(0.01)
 	})
-	lossObj := nn.MeanSquaredError{Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
-		return loss
-	}
+	step := strategytest.LossStep(model, nn.MeanSquaredError{Reduction: nn.ReductionNone}, opt, 0)
 	return strategytest.Train(t, s, data.FromTensorSlices(x, y).Batch(8).Repeat(2), step, 8)
 }
 

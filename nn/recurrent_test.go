@@ -459,12 +459,7 @@ func TestRecurrentTracesOncePerLength(t *testing.T) {
 		model = nn.NewSequential(nn.GRU(4), nn.Dense(1))
 		opt = nn.NewSGD(0.1)
 	})
-	lossObj := nn.MeanSquaredError{Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.LossStep(model, nn.MeanSquaredError{Reduction: nn.ReductionNone}, opt, 0)
 	for i, steps := range []int{5, 5, 5, 7, 7} {
 		x, y := data.RandomNormal(uint64(i), 6, steps, 2), data.RandomNormal(uint64(10+i), 6, 1)
 		it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(6)).Iter()
@@ -574,12 +569,7 @@ func trainGRU(t *testing.T, n int, dt graph.DType) map[string][]float64 {
 		model = charGRU(vocab)
 		opt = nn.NewAdam(0.01)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	return strategytest.Train(t, s, ds.Batch(7).Repeat(2), step, 6)
 }
 

@@ -11,7 +11,6 @@ import (
 	"math"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,16 +137,6 @@ func safetensorsError(path, format string, args ...any) error {
 func safetensorsIOError(path, doing string, err error) error {
 	return &wrapError{msg: fmt.Sprintf("nn: safetensors %s: %s: %v", path, doing, err), errs: []error{ErrSafetensors, err}}
 }
-
-// wrapError keeps err (an *os.PathError, say) reachable through errors.Is
-// and errors.As beside a category sentinel.
-type wrapError struct {
-	msg  string
-	errs []error
-}
-
-func (e *wrapError) Error() string   { return e.msg }
-func (e *wrapError) Unwrap() []error { return e.errs }
 
 // ReadSafetensors reads and verifies the safetensors file at path and
 // returns its tensors in the order of their data, and the header's
@@ -420,42 +409,4 @@ func writeSafetensors(w io.Writer, tensors []safetensorsTensor, meta map[string]
 		}
 	}
 	return bw.Flush()
-}
-
-// writeFileAtomic writes path through a temporary file in its folder,
-// synced and renamed over it, so a failed write leaves any previous file
-// intact (as SaveCheckpoint does).
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return safetensorsIOError(path, "create temporary file", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := write(f); err != nil {
-		return safetensorsIOError(path, "write", err)
-	}
-	if err := f.Sync(); err != nil {
-		return safetensorsIOError(path, "sync", err)
-	}
-	if err := f.Close(); err != nil {
-		return safetensorsIOError(path, "close", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return safetensorsIOError(path, "rename temporary file", err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		serr := d.Sync()
-		d.Close()
-		if serr != nil && !errors.Is(serr, os.ErrInvalid) {
-			return safetensorsIOError(path, "sync folder", serr)
-		}
-	}
-	return nil
 }

@@ -114,7 +114,7 @@ func saveSafetensors(path string, vars []*Variable, c safetensorsConfig) error {
 	if dtype != "" {
 		meta[safetensorsDTypeKey] = dtype
 	}
-	return writeFileAtomic(path, func(w io.Writer) error { return writeSafetensors(w, tensors, meta) })
+	return writeFileAtomic(path, func(w io.Writer) error { return writeSafetensors(w, tensors, meta) }, safetensorsIOError)
 }
 
 // tensorsToSave lays vars out as the file's tensors: by their names, or as

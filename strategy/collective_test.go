@@ -10,6 +10,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // trainThroughAllReduce trains w [3] with SGD on a loss that depends on the
@@ -140,12 +141,7 @@ func TestFreezingRetraces(t *testing.T) {
 		model = nn.NewSequential(nn.Dense(4, nn.Tanh), nn.Dense(2))
 		opt = nn.NewSGD(0.1)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	x, y := data.RandomNormal(1, 8, 3), data.RandomInts(2, 2, 8)
 	batch := func() *strategy.PerReplicaBatch {
 		it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(8)).Iter()

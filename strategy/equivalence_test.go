@@ -9,6 +9,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // trainRun trains a 10-hidden-3 classifier on 103 examples in global batches
@@ -34,12 +35,7 @@ func trainRunWith(t *testing.T, dt graph.DType, newOpt func() nn.Optimizer, epoc
 		model = nn.NewSequential(nn.Dense(hidden, nn.Tanh), nn.Dense(3))
 		opt = newOpt()
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, globalBatch)
 	var losses []float64
 	it := dist.Iter()
 	for it.Next() {
@@ -48,11 +44,7 @@ func trainRunWith(t *testing.T, dt graph.DType, newOpt func() nn.Optimizer, epoc
 	if err := it.Err(); err != nil {
 		t.Fatal(err)
 	}
-	weights := map[string][]float64{}
-	for _, v := range s.Variables() {
-		weights[v.Name()] = v.Value()
-	}
-	return weights, losses
+	return strategytest.Variables(s), losses
 }
 
 func closeStrategy(t *testing.T, s *strategy.Mirrored) {

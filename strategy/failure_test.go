@@ -13,6 +13,7 @@ import (
 	"github.com/gotrain/gotrain/internal/safepoint"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // panics runs fn and returns what it panicked with, or nil.
@@ -43,12 +44,7 @@ func newFixture(t *testing.T, replicas, rows, width int) *fixture {
 		f.model = nn.NewSequential(nn.Dense(4, nn.ReLU), nn.Dense(2))
 		f.opt = nn.NewSGD(0.1)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	f.step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, f.model.Call(ctx, x, true)), 0)
-		f.opt.ApplyGradients(ctx, ctx.Gradients(loss, f.model.TrainableVariables()))
-		return loss
-	}
+	f.step = strategytest.ClassifierStep(f.model, f.opt, 0)
 	return f
 }
 

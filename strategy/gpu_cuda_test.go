@@ -17,6 +17,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // gpuModel is a model the GPU equivalence tests train: Dense layers of
@@ -97,13 +98,7 @@ func newGPUTrainer(t *testing.T, m gpuModel, newOpt func() nn.Optimizer, opts ..
 		tr.model = nn.NewSequential(layers...)
 		tr.opt = newOpt()
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	batch := m.batch
-	tr.step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, tr.model.Call(ctx, x, true)), batch)
-		tr.opt.ApplyGradients(ctx, ctx.Gradients(loss, tr.model.TrainableVariables()))
-		return loss
-	}
+	tr.step = strategytest.ClassifierStep(tr.model, tr.opt, m.batch)
 	return tr
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gotrain/gotrain/internal/loopback/loopbacktest"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // envStepWorker marks a worker process of TestMultiWorkerStep: its
@@ -59,12 +60,7 @@ func trainSyncBN(t *testing.T, dt graph.DType, opts ...strategy.Option) (map[str
 		model = nn.NewSequential(nn.Dense(6, nn.WithoutBias()), nn.BatchNormalization(nn.SyncBatchStats(), nn.BatchNormMomentum(0.9)), nn.Dense(3))
 		opt = nn.NewAdam(0.01)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, globalBatch)
 	var losses []float64
 	it := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(globalBatch).Repeat(2)).Iter()
 	defer it.Close()
@@ -74,11 +70,7 @@ func trainSyncBN(t *testing.T, dt graph.DType, opts ...strategy.Option) (map[str
 	if err := it.Err(); err != nil {
 		t.Fatal(err)
 	}
-	weights := map[string][]float64{}
-	for _, v := range s.Variables() {
-		weights[v.Name()] = v.Value()
-	}
-	return weights, losses
+	return strategytest.Variables(s), losses
 }
 
 // gatherLabels returns the labels of the first global batch of 16 of 13
@@ -165,12 +157,7 @@ func labelErrorOnWorker1(t *testing.T, opts ...strategy.Option) []string {
 		model = nn.NewSequential(nn.Dense(4), nn.BatchNormalization(nn.SyncBatchStats()), nn.Dense(2))
 		opt = nn.NewSGD(0.1)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 8)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 8)
 	x := data.RandomNormal(41, 8, 3)
 	good := data.RandomInts(42, 2, 8)
 	bad := good.Clone()
@@ -193,11 +180,7 @@ func labelErrorOnWorker1(t *testing.T, opts ...strategy.Option) []string {
 
 // stepWorker is the body of one worker process of TestMultiWorkerStep.
 func stepWorker(t *testing.T, spec loopbacktest.Spec) {
-	c, err := spec.Join()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := spec.Join(t)
 	res := stepResult{Weights: map[string]map[string][]float64{}, Losses: map[string][]float64{}}
 	for _, sc := range stepCases {
 		dt := graph.Float32

@@ -16,6 +16,7 @@ import (
 	"github.com/gotrain/gotrain/internal/safepoint"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // The multi-worker tests run their workers as processes: the test binary
@@ -114,11 +115,7 @@ func runWorkers(t *testing.T, size int) []workerResult {
 
 // worker is the body of one worker process.
 func worker(t *testing.T, spec loopbacktest.Spec) {
-	c, err := spec.Join()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := spec.Join(t)
 	res := workerResult{Weights: map[string]map[string][]float64{}, Losses: map[string][]float64{}}
 	for _, mc := range multiCases(spec.Size) {
 		w, l := trainRunWith(t, mc.dtype(), mc.optimizer(), 2, mc.Hidden, strategy.WithCluster(c), strategy.WithReplicas(mc.Replicas))
@@ -175,12 +172,7 @@ func perReplicaCounts(t *testing.T, opts ...strategy.Option) []int {
 func denseStep(s *strategy.Mirrored, units, globalBatch int, opt nn.Optimizer) func(*strategy.ReplicaContext, *nn.Tensor, *nn.Tensor) *nn.Tensor {
 	var model *nn.Sequential
 	s.Scope(func() { model = nn.NewSequential(nn.Dense(units)) })
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	return func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	return strategytest.ClassifierStep(model, opt, globalBatch)
 }
 
 // wideUnits makes failOnWorker1's model, Dense(units) on 4 features, one
@@ -258,12 +250,7 @@ func otherModelOnWorker1(t *testing.T, opts ...strategy.Option) string {
 		model = nn.NewSequential(nn.Dense(units, nn.ReLU), nn.Dense(2))
 		opt = nn.NewSGD(0.1)
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 8)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 8)
 	it := s.DistributeDataset(data.FromTensorSlices(data.RandomNormal(1, 8, 3), data.RandomInts(2, 2, 8)).Batch(8)).Iter()
 	defer it.Close()
 	it.Next()

@@ -8,6 +8,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // refMLP is an independent reference: a tanh MLP with one hidden layer and a
@@ -137,12 +138,7 @@ func TestOneReplicaMatchesReference(t *testing.T) {
 			for i, p := range ref.params() {
 				slots[i] = [][]float64{make([]float64, len(p)), make([]float64, len(p))}
 			}
-			lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-			step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-				loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
-				opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-				return loss
-			}
+			step := strategytest.ClassifierStep(model, opt, globalBatch)
 			dist := s.DistributeDataset(data.FromTensorSlices(x, y).Batch(globalBatch).Repeat(2))
 			k := 0
 			for it := dist.Iter(); it.Next(); k++ {

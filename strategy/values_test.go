@@ -11,6 +11,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // rowsDataset is 7 rows [i, 10i] with labels i, in global batches of 4: the
@@ -363,12 +364,7 @@ func TestDatasetsFromFunctionMatchesDistribute(t *testing.T) {
 			model = nn.NewSequential(nn.Dense(5, nn.Sigmoid), nn.Dense(3))
 			opt = nn.NewAdam(0.01)
 		})
-		lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-		step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-			loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-			opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-			return loss
-		}
+		step := strategytest.ClassifierStep(model, opt, 0)
 		var losses []float64
 		for it := dist.Iter(); it.Next(); {
 			losses = append(losses, s.Reduce(strategy.Sum, s.Run(step, it.Batch())).Scalar())

@@ -15,6 +15,7 @@ import (
 	"github.com/gotrain/gotrain/internal/mpi"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // train fits a 10-8-3 classifier to 103 examples in global batches of 16
@@ -34,12 +35,7 @@ func train(t *testing.T, dt graph.DType, newOpt func() nn.Optimizer, after func(
 		model = nn.NewSequential(nn.Dense(8, nn.Tanh), nn.Dense(3))
 		opt = newOpt()
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 16)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, model.TrainableVariables()))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 16)
 	var losses []float64
 	for it := dist.Iter(); it.Next(); {
 		out, err := s.TryRun(step, it.Batch())

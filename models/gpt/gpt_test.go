@@ -72,12 +72,7 @@ func train(t *testing.T, c equivCase, opts ...strategy.Option) map[string][]floa
 	if err != nil {
 		t.Fatal(err)
 	}
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	return strategytest.Train(t, s, ds.Batch(6).Repeat(2), step, 8)
 }
 
@@ -151,11 +146,7 @@ func runWorkers(size int) (map[string]map[string][]float64, error) {
 // workerCases is one worker process: every case on one replica of a
 // multi-worker strategy.
 func workerCases(t *testing.T, spec loopbacktest.Spec) {
-	c, err := spec.Join()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := spec.Join(t)
 	res := map[string]map[string][]float64{}
 	for _, cs := range cases {
 		res[cs.Name] = train(t, cs.equivCase, strategy.WithCluster(c), strategy.WithReplicas(1))

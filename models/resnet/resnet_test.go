@@ -41,12 +41,7 @@ func train(t *testing.T, dt graph.DType, adam bool, replicas int) map[string][]f
 	if err != nil {
 		t.Fatal(err)
 	}
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	step := func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), 0)
-		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
-		return loss
-	}
+	step := strategytest.ClassifierStep(model, opt, 0)
 	return strategytest.Train(t, s, data.FromTensorSlices(x, y).Batch(12).Repeat(2), step, 6)
 }
 

@@ -1,9 +1,9 @@
 // Package strategytest is what the equivalence tests share: they train one
 // model on one replica and on several (or on workers, or devices) and
 // check that the runs end with the same variables. It trains a model for
-// the batches of a dataset and compares the variables two runs end with,
-// and checks a model against PyTorch's logits for the same weights
-// (CheckTorch).
+// the batches of a dataset (with LossStep's or ClassifierStep's step),
+// compares the variables two runs end with, and checks a model against
+// PyTorch's logits for the same weights (CheckTorch).
 package strategytest
 
 import (
@@ -48,6 +48,25 @@ func Variables(s *strategy.Mirrored) map[string][]float64 {
 		out[v.Name()] = v.Value()
 	}
 	return out
+}
+
+// LossStep returns a step function that trains model on (x, y): lossObj
+// (with ReductionNone) of y and model's output for x, averaged with
+// nn.ComputeAverageLoss over globalBatch examples (0: the real examples of
+// the global batch), and opt applying its gradients to model's trainable
+// variables (nn.TrainableVariables). It returns the replica's loss.
+func LossStep(model nn.Model, lossObj nn.Loss, opt nn.Optimizer, globalBatch int) func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+	return func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+		loss := nn.ComputeAverageLoss(lossObj.Call(y, model.Call(ctx, x, true)), globalBatch)
+		opt.ApplyGradients(ctx, ctx.Gradients(loss, nn.TrainableVariables(model)))
+		return loss
+	}
+}
+
+// ClassifierStep is LossStep with sparse categorical cross-entropy of
+// logits against class ids: the step the classifier tests train with.
+func ClassifierStep(model nn.Model, opt nn.Optimizer, globalBatch int) func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
+	return LossStep(model, nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}, opt, globalBatch)
 }
 
 // CheckSame fails t unless got, from the run named what ("2 replicas"),

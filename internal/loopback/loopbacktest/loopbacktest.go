@@ -8,7 +8,7 @@
 //
 //	func TestMultiWorker(t *testing.T) {
 //		if spec, ok := loopbacktest.Worker(envWorker); ok {
-//			c, err := spec.Join() // …train with strategy.WithCluster(c)…
+//			c := spec.Join(t) // …train with strategy.WithCluster(c)…
 //			spec.Write(result)
 //			return
 //		}
@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/gotrain/gotrain/internal/loopback"
@@ -59,9 +60,16 @@ func Worker(env string) (Spec, bool) {
 }
 
 // Join joins the worker's loopback cluster, waiting up to 30 s for the
-// others.
-func (s Spec) Join() (*loopback.Cluster, error) {
-	return loopback.Join(s.Socket, s.Rank, s.Size, s.Token, 30*time.Second)
+// others, and closes it when t ends; it fails t if the cluster cannot be
+// joined.
+func (s Spec) Join(t testing.TB) *loopback.Cluster {
+	t.Helper()
+	c, err := loopback.Join(s.Socket, s.Rank, s.Size, s.Token, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // Write writes v, as JSON, as the worker's result.
