@@ -352,11 +352,6 @@ func (s *batchStream) next() ([]Tensor, bool) {
 	if s.done {
 		return nil, false
 	}
-	if len(s.sets) > 1 {
-		s.sets[s.turn] = s.out
-		s.turn = (s.turn + 1) % len(s.sets)
-		s.out = s.sets[s.turn]
-	}
 	i := 0
 	for ; i < s.n; i++ {
 		e, ok := s.up.next()
@@ -369,6 +364,14 @@ func (s *batchStream) next() ([]Tensor, bool) {
 			break
 		}
 		if i == 0 {
+			// The next set of buffers in turn, taken only for a batch
+			// that has an element: a pass that ends leaves the turn where
+			// its last batch was, for the next pass to go on from.
+			if len(s.sets) > 1 {
+				s.sets[s.turn] = s.out
+				s.turn = (s.turn + 1) % len(s.sets)
+				s.out = s.sets[s.turn]
+			}
 			if err := s.reset(e); err != nil {
 				s.e = err
 				s.done = true
@@ -442,6 +445,21 @@ func (s *batchStream) check(e []Tensor) error {
 func (s *batchStream) rotate(k int) bool {
 	s.sets = make([][]Tensor, k+1)
 	return true
+}
+
+// recycle hands the batch buffers, and where the rotation stands, to the
+// next pass, which then writes them in the order this pass would have: a
+// value the consumer holds stays valid for as many calls as rotate promised.
+func (s *batchStream) recycle(next stream) {
+	n, ok := next.(*batchStream)
+	if !ok || n.n != s.n || len(n.sets) != len(s.sets) {
+		return
+	}
+	n.out, n.sets, n.turn = s.out, s.sets, s.turn
+	s.out, s.sets = nil, nil
+	if r, ok := s.up.(recycler); ok {
+		r.recycle(n.up)
+	}
 }
 
 func (s *batchStream) err() error { return s.e }
@@ -617,24 +635,47 @@ func (s *repeatStream) next() ([]Tensor, bool) {
 			if s.e != nil || (s.count >= 0 && s.passes >= s.count) {
 				return nil, false
 			}
-			s.cur = s.open()
-			s.passes++
-			s.inPass = 0
-			if s.rot > 0 {
-				s.cur.(rotator).rotate(s.rot)
-			}
+			s.startPass(nil)
 		}
 		if v, ok := s.cur.next(); ok {
 			s.inPass++
 			return v, true
 		}
 		s.e = s.cur.err()
-		s.cur.close()
+		ended := s.cur
 		s.cur = nil
 		if s.inPass == 0 {
 			s.count, s.passes = 0, 0 // an empty pass: stop
 		}
+		if s.e == nil && (s.count < 0 || s.passes < s.count) {
+			s.startPass(ended)
+		}
+		ended.close()
 	}
+}
+
+// startPass opens the next pass. The pass that ended, if any, hands it what
+// it owns first (see recycler), before it is closed.
+func (s *repeatStream) startPass(ended stream) {
+	s.cur = s.open()
+	s.passes++
+	s.inPass = 0
+	if s.rot > 0 {
+		s.cur.(rotator).rotate(s.rot)
+	}
+	if r, ok := ended.(recycler); ok {
+		r.recycle(s.cur)
+	}
+}
+
+// A recycler is a stream that can hand the buffers it owns to the next pass
+// of its dataset, so that a repeated dataset allocates them once, not once
+// a pass: the batches of a small dataset repeated (Batch, then Repeat) were
+// fresh memory every step, and writing a batch into it took ten times as
+// long as the copy itself. recycle is called before the stream is closed,
+// with the next pass opened (and rotated) but not yet read.
+type recycler interface {
+	recycle(next stream)
 }
 
 // rotate asks every pass for the guarantee. Passes are opened from one

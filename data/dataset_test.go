@@ -255,20 +255,35 @@ func TestMapElementSpec(t *testing.T) {
 }
 
 func TestPrefetchEquivalence(t *testing.T) {
-	pipeline := func(prefetch int) *Dataset {
-		return seq(37).Shuffle(10, 5).Repeat(3).Batch(4).Prefetch(prefetch).
-			Map(func(e []Tensor) []Tensor { return []Tensor{e[0].Scale(1), e[1]} }).Prefetch(prefetch)
-	}
-	want := collect(t, pipeline(0))
-	for _, n := range []int{1, 2, 8} {
-		got := collect(t, pipeline(n))
-		if len(got) != len(want) {
-			t.Fatalf("prefetch %d: %d batches, want %d", n, len(got), len(want))
+	scale := func(e []Tensor) []Tensor { return []Tensor{e[0].Scale(1), e[1]} }
+	for name, pipeline := range map[string]func(prefetch int) *Dataset{
+		"repeat-batch": func(prefetch int) *Dataset {
+			return seq(37).Shuffle(10, 5).Repeat(3).Batch(4).Prefetch(prefetch).Map(scale).Prefetch(prefetch)
+		},
+		// Each pass hands its batch buffers to the next (recycler): the
+		// prefetched batches of one pass must survive the next pass's
+		// first, whether the pass ends on a partial batch or a full one.
+		"batch-repeat-partial": func(prefetch int) *Dataset {
+			return seq(37).Shuffle(10, 5).Batch(4).Repeat(3).Prefetch(prefetch)
+		},
+		"batch-repeat-full": func(prefetch int) *Dataset {
+			return seq(12).Shuffle(10, 5).Batch(4).Repeat(4).Prefetch(prefetch)
+		},
+		"batch-batch-repeat": func(prefetch int) *Dataset {
+			return seq(24).Batch(2).Batch(3).Repeat(3).Prefetch(prefetch)
+		},
+	} {
+		want := collect(t, pipeline(0))
+		for _, n := range []int{1, 2, 8} {
+			got := collect(t, pipeline(n))
+			if len(got) != len(want) {
+				t.Fatalf("%s, prefetch %d: %d batches, want %d", name, n, len(got), len(want))
+			}
+			if !slices.Equal(firsts(got), firsts(want)) {
+				t.Fatalf("%s, prefetch %d: values differ", name, n)
+			}
+			consistent(t, got)
 		}
-		if !slices.Equal(firsts(got), firsts(want)) {
-			t.Fatalf("prefetch %d: values differ", n)
-		}
-		consistent(t, got)
 	}
 	// Stable sources are borrowed, not copied; the result must match too.
 	if got := firsts(collect(t, seq(20).Prefetch(3))); !slices.Equal(got, rangeFloats(0, 20)) {
