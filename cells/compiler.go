@@ -3,10 +3,8 @@ package cells
 import (
 	"context"
 	"fmt"
-	"go/ast"
 	"go/token"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -69,29 +67,6 @@ type Compiler struct {
 	// owner's path: what a function's refs name; a function declared again
 	// with its signature is its newest body.
 	all map[string]*object
-}
-
-// chunkView is the checking view of a chunk of earlier cells: the cells
-// with live objects, in order, the objects each declares, in name order,
-// and their parsed declarations.
-type chunkView struct {
-	cells []*Cell
-	objs  [][]*object
-	files []*ast.File
-	pos   []*token.File
-}
-
-// holds reports whether v is the view of cells, each declaring byCell's.
-func (v chunkView) holds(cells []*Cell, byCell map[*Cell][]*object) bool {
-	if !slices.Equal(v.cells, cells) {
-		return false
-	}
-	for i, cell := range cells {
-		if !slices.Equal(v.objs[i], byCell[cell]) {
-			return false
-		}
-	}
-	return true
 }
 
 // Cell is a compiled, loaded cell.

@@ -17,8 +17,10 @@
 //     its imports, declarations and statements and parsed once, its
 //     imports bound to names and built, the earlier types it adds methods
 //     to found; gives a resolved;
-//   - check (check.go, with topvars.go and objects.go): type-checked
-//     against a view of the earlier cells' declarations, twice (its
+//   - check (check.go, with topvars.go, objects.go and views.go):
+//     type-checked against a view of the earlier cells' declarations
+//     (views.go, parsed once per chunk of cells and kept while their
+//     declarations stay the same), twice (its
 //     variables' types first, then the cell as it compiles); gives a unit
 //     holding what checking found and the objects describing its names;
 //   - generate (gen.go, with promote.go, deps.go and bind.go): the unit's
