@@ -20,7 +20,7 @@ import (
 func benchGPT(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("gotrain bench gpt", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	def := gpt.Bench(2000)
+	def := gpt.DefaultSchedule(2000)
 	dataPath := fs.String("data", "", "the text to train on (required)")
 	iters := fs.Int("iters", def.Iters, "training iterations")
 	batch := fs.Int("batch", def.Batch, "global batch, in windows")

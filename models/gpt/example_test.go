@@ -15,7 +15,7 @@ func ExampleTrain() {
 	vocab := data.NewCharVocab(text)
 	ids, _ := vocab.Encode(text)
 	cfg := gpt.Config{Vocab: vocab.Size(), Context: 8, Layers: 1, Heads: 2, Width: 16}
-	sch := gpt.Bench(200)
+	sch := gpt.DefaultSchedule(200)
 	sch.Batch, sch.EvalEvery, sch.EvalIters = 4, 100, 5
 
 	st := strategy.NewMirrored(strategy.WithReplicas(2), strategy.WithDType(graph.Float64))

@@ -25,10 +25,12 @@ type Schedule struct {
 	Seed        uint64  // of the windows; the model's weights follow the strategy's seed
 }
 
-// Bench returns the benchmark's schedule for iters iterations: global batch
-// 12, rate 1e-3 to 1e-4 after 100 iterations of warm-up, weight decay 0.1,
-// the losses estimated on 20 batches every 250 iterations, seed 1337.
-func Bench(iters int) Schedule {
+// DefaultSchedule returns the schedule of a small character-level GPT for
+// iters iterations, the one gotrain bench gpt trains with (and its PyTorch
+// twin): global batch 12, rate 1e-3 to 1e-4 after 100 iterations of
+// warm-up, weight decay 0.1, the losses estimated on 20 batches every 250
+// iterations, seed 1337.
+func DefaultSchedule(iters int) Schedule {
 	return Schedule{Iters: iters, Batch: 12, LR: 1e-3, MinLR: 1e-4, Warmup: 100, WeightDecay: 0.1,
 		EvalEvery: 250, EvalIters: 20, Seed: 1337}
 }

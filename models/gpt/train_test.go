@@ -22,12 +22,12 @@ func torchRate(s Schedule, it int) float64 {
 }
 
 func TestScheduleIsTorchGPTs(t *testing.T) {
-	short := Bench(50) // shorter than its warm-up: it only warms up
+	short := DefaultSchedule(50) // shorter than its warm-up: it only warms up
 	tests := []struct {
 		name string
 		s    Schedule
 	}{
-		{"bench", Bench(2000)},
+		{"bench", DefaultSchedule(2000)},
 		{"short", short},
 		{"no warm-up", Schedule{Iters: 300, Batch: 1, LR: 3e-4, MinLR: 0, EvalEvery: 1, EvalIters: 1}},
 	}
@@ -58,12 +58,12 @@ func TestScheduleValidate(t *testing.T) {
 		{"rates", func(s *Schedule) { s.MinLR = 1 }, "want 0 ≤ MinLR ≤ LR and LR > 0, got MinLR 1 and LR 0.001"},
 		{"decay", func(s *Schedule) { s.WeightDecay = math.NaN() }, "want WeightDecay ≥ 0, got NaN"},
 	}
-	if err := Bench(10).Validate(); err != nil {
-		t.Errorf("Bench(10).Validate() = %v", err)
+	if err := DefaultSchedule(10).Validate(); err != nil {
+		t.Errorf("DefaultSchedule(10).Validate() = %v", err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Bench(10)
+			s := DefaultSchedule(10)
 			tt.edit(&s)
 			if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Validate() = %v, want %q", err, tt.want)
