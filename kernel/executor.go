@@ -60,6 +60,15 @@ type ExecuteResult struct {
 	Pages []MIMEBundle
 }
 
+// The enames that more than one package writes or reads: the session ends
+// a cell with them (and the kernel with Panic when an executor panics), and
+// the worker's %replay tells a cell that failed after changing the session
+// by Panic.
+const (
+	EnamePanic       = "Panic"       // the cell's statements panicked, after its declarations were committed
+	EnameInterrupted = "Interrupted" // the cell, or a command it ran, was interrupted
+)
+
 // ExecError is a failed cell as Jupyter shows it.
 type ExecError struct {
 	Name      string   // ename, such as "CompileError", "Panic", "Interrupted"

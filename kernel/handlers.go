@@ -347,7 +347,7 @@ func (k *Kernel) execute(req ExecuteRequest, out Output) (res ExecuteResult) {
 			stack := string(debug.Stack())
 			k.log.Error("kernel: executor panicked", "panic", v, "stack", stack)
 			res = ExecuteResult{Err: &ExecError{
-				Name:      "Panic",
+				Name:      EnamePanic,
 				Value:     fmt.Sprint(v),
 				Traceback: strings.Split(stack, "\n"),
 			}}

@@ -224,7 +224,7 @@ func (s *Session) Execute(ctx context.Context, req kernel.ExecuteRequest, out ke
 		return run.result
 	case <-run.abandon:
 		const msg = "interrupted twice: the cell was blocked where no safe point runs (a channel operation, a lock, a system or C call); its goroutine is abandoned and may still run"
-		return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "Interrupted", Value: msg, Traceback: []string{"Interrupted: " + msg,
+		return kernel.ExecuteResult{Err: &kernel.ExecError{Name: kernel.EnameInterrupted, Value: msg, Traceback: []string{"Interrupted: " + msg,
 			"the session's variables keep the values they had; a variable the abandoned cell was assigning may change if it ever wakes up"}}}
 	}
 }
@@ -287,7 +287,7 @@ func cellPackage(run func()) string {
 }
 
 func interrupted(why string) kernel.ExecuteResult {
-	return kernel.ExecuteResult{Err: &kernel.ExecError{Name: "Interrupted", Value: "interrupted", Traceback: []string{"Interrupted: " + why}}}
+	return kernel.ExecuteResult{Err: &kernel.ExecError{Name: kernel.EnameInterrupted, Value: "interrupted", Traceback: []string{"Interrupted: " + why}}}
 }
 
 // compileError shows a cell's compile errors with the lines they point at.
@@ -335,7 +335,7 @@ func panicError(v any, stack []byte) *kernel.ExecError {
 		}
 	}
 	tb = append(tb, cellStack(stack)...)
-	return &kernel.ExecError{Name: "Panic", Value: value, Traceback: tb}
+	return &kernel.ExecError{Name: kernel.EnamePanic, Value: value, Traceback: tb}
 }
 
 // stackFrame is one frame of a stack as runtime/debug.Stack prints it.

@@ -365,7 +365,7 @@ func (c *Client) run(ctx context.Context, cell parsedCell, out kernel.Output) ke
 	if interrupted {
 		// Interrupted while the worker was still starting: the cell never
 		// ran, as a queued cell in IPython is cancelled by Ctrl-C.
-		return errResult("Interrupted", "interrupted before the cell started (the worker was starting)")
+		return errResult(kernel.EnameInterrupted, "interrupted before the cell started (the worker was starting)")
 	}
 	if notice != "" && !cell.Silent {
 		out.Stream("stderr", notice)
@@ -498,7 +498,7 @@ func resultOf(err error) kernel.ExecuteResult {
 		return kernel.ExecuteResult{Err: ee.e}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return errResult("Interrupted", "the kernel is shutting down")
+		return errResult(kernel.EnameInterrupted, "the kernel is shutting down")
 	}
 	return errResult(enameWorkerError, err.Error())
 }

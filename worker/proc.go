@@ -460,7 +460,7 @@ func (p *proc) execute(ctx context.Context, req parsedCell, out kernel.Output) k
 	case <-ctx.Done():
 		// The kernel is closing: the worker stops with it.
 		p.send(kindInterrupt, nil)
-		return errResult("Interrupted", "the kernel is shutting down")
+		return errResult(kernel.EnameInterrupted, "the kernel is shutting down")
 	}
 	res := kernel.ExecuteResult{Value: m.Value}
 	if m.Err != nil {

@@ -69,20 +69,16 @@ func (f *failure) String() string {
 	return fmt.Sprintf("%s at line %d: %s", f.kind, f.line, f.value)
 }
 
-// errPanic is the error kind of a cell whose statements panicked (the
-// session's Panic): the only failure that comes after the cell's
-// declarations were committed and its statements began to run.
-const errPanic = "Panic"
-
 // cellLine matches a frame's file in a cell's traceback, as the session
 // shows it: `cell:LINE`, the cell's own position through its //line
 // directives.
 var cellLine = regexp.MustCompile(`^\s*cell:(\d+)\s*$`)
 
 // failureOf returns how e failed, or nil when e is no failure of a cell
-// that changed the session.
+// that changed the session: only a panic (kernel.EnamePanic) comes after
+// the cell's declarations were committed and its statements began to run.
 func failureOf(e *kernel.ExecError) *failure {
-	if e == nil || e.Name != errPanic {
+	if e == nil || e.Name != kernel.EnamePanic {
 		return nil
 	}
 	f := &failure{kind: e.Name, value: e.Value}

@@ -382,7 +382,7 @@ func (s *server) shell(ctx context.Context, m magic) *kernel.ExecError {
 	err := cmd.Wait()
 	close(done)
 	if ctx.Err() != nil {
-		return &kernel.ExecError{Name: "Interrupted", Value: "interrupted", Traceback: []string{fmt.Sprintf("Interrupted: !%s was killed", m.Arg)}}
+		return &kernel.ExecError{Name: kernel.EnameInterrupted, Value: "interrupted", Traceback: []string{fmt.Sprintf("Interrupted: !%s was killed", m.Arg)}}
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
