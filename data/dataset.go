@@ -670,10 +670,10 @@ func (s *repeatStream) startPass(ended stream) {
 
 // A recycler is a stream that can hand the buffers it owns to the next pass
 // of its dataset, so that a repeated dataset allocates them once, not once
-// a pass: the batches of a small dataset repeated (Batch, then Repeat) were
-// fresh memory every step, and writing a batch into it took ten times as
-// long as the copy itself. recycle is called before the stream is closed,
-// with the next pass opened (and rotated) but not yet read.
+// a pass: a small dataset batched, then repeated, opens a pass every few
+// steps, and each batch written into memory never touched before costs the
+// training loop far more than the copy. recycle is called before the stream
+// is closed, with the next pass opened (and rotated) but not yet read.
 type recycler interface {
 	recycle(next stream)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // ckptRun is a training setup that can stop, checkpoint and resume: a
@@ -301,12 +302,7 @@ func newResumeRun(t *testing.T) *resumeRun {
 		r.model.Build([]int{1, 6})
 		nn.BuildOptimizer(r.opt, r.model.TrainableVariables())
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	r.step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, r.model.Call(ctx, x, true)), 16)
-		r.opt.ApplyGradients(ctx, ctx.Gradients(loss, r.model.TrainableVariables()))
-		return loss
-	}
+	r.step = strategytest.ClassifierStep(r.model, r.opt, 16)
 	return r
 }
 

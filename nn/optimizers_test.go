@@ -12,6 +12,7 @@ import (
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/nn"
 	"github.com/gotrain/gotrain/strategy"
+	"github.com/gotrain/gotrain/strategy/strategytest"
 )
 
 // refOpt is a plain-loop reference optimizer written from PyTorch's
@@ -270,12 +271,7 @@ func newNumericsRun(t *testing.T, width, hidden int, opt func() nn.Optimizer, op
 		r.model = nn.NewSequential(nn.Dense(hidden, nn.ReLU), nn.Dense(2))
 		r.opt = opt()
 	})
-	lossObj := nn.SparseCategoricalCrossentropy{FromLogits: true, Reduction: nn.ReductionNone}
-	r.step = func(ctx *strategy.ReplicaContext, x, y *nn.Tensor) *nn.Tensor {
-		loss := nn.ComputeAverageLoss(lossObj.Call(y, r.model.Call(ctx, x, true)), 8)
-		r.opt.ApplyGradients(ctx, ctx.Gradients(loss, r.model.TrainableVariables()))
-		return loss
-	}
+	r.step = strategytest.ClassifierStep(r.model, r.opt, 8)
 	return r
 }
 
