@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gotrain/gotrain/internal/loops"
 )
@@ -22,11 +23,13 @@ var errAborted = errors.New("strategy: all-reduce abandoned: another replica fai
 // The last replica to arrive sums every buffer in replica order
 // (loops.AllReduceSum), so all replicas get the same bits whatever the
 // arrival order, and wakes the others. On several workers it then sums the
-// local sum across workers (see across) before waking them. Safe for
-// concurrent use.
+// local sum across workers (see across) before waking them. A replica that
+// arrives early spins before it sleeps (see wait.go). Safe for concurrent
+// use.
 type collective struct {
-	n       int       // immutable
-	workers workerSet // set once by checkCollectives, before the first step
+	n       int           // immutable
+	workers workerSet     // set once by checkCollectives, before the first step
+	woken   atomic.Uint64 // wake-ups (wakeLocked), which a spinning waiter watches without the lock
 	mu      struct {
 		sync.Mutex
 		cond    *sync.Cond
@@ -36,6 +39,7 @@ type collective struct {
 		bufs32  [][]float32 // per replica, the buffer of the current reduction
 		bufs64  [][]float64
 		cross   crossState // the step's reductions across workers
+		spin    bool       // waiters spin before sleeping (spinning); set by reset
 	}
 }
 
@@ -51,6 +55,7 @@ func newCollective(n int) *collective {
 func (c *collective) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.mu.spin = spinning(c.n)
 	c.mu.aborted = false
 	c.mu.arrived = 0
 	c.mu.cross.reset()
@@ -65,7 +70,7 @@ func (c *collective) reset() {
 func (c *collective) abort() {
 	c.mu.Lock()
 	c.mu.aborted = true
-	c.mu.cond.Broadcast()
+	c.wakeLocked()
 	k, ok := c.releaseLocked()
 	c.mu.Unlock()
 	if ok {
@@ -85,16 +90,29 @@ func (c *collective) arriveLocked(reduce func()) {
 		reduce()
 		c.mu.arrived = 0
 		c.mu.gen++
-		c.mu.cond.Broadcast()
+		c.wakeLocked()
 		return
 	}
 	gen := c.mu.gen
+	if c.mu.spin {
+		seen := c.woken.Load()
+		c.mu.Unlock()
+		spinUntil(func() bool { return c.woken.Load() != seen })
+		c.mu.Lock()
+	}
 	for gen == c.mu.gen && !c.mu.aborted {
 		c.mu.cond.Wait()
 	}
 	if gen == c.mu.gen {
 		panic(c.abortErrLocked())
 	}
+}
+
+// wakeLocked wakes every replica waiting in the collective, sleeping or
+// spinning, after the current reduction ended or the step was abandoned.
+func (c *collective) wakeLocked() {
+	c.woken.Add(1)
+	c.mu.cond.Broadcast()
 }
 
 // replicaCollective is the graph.Collective of one replica.

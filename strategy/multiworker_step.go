@@ -72,13 +72,13 @@ func (c *collective) acrossLocked(bufs32 [][]float32, bufs64 [][]float64) {
 	case err != nil:
 		x.over = true
 		c.mu.aborted = true
-		c.mu.cond.Broadcast()
+		c.wakeLocked()
 		panic(clusterError(fmt.Sprintf("all-reducing inside the step (reduction %d of %d)", x.done, len(w.lens)), err))
 	case failed >= 0:
 		x.over = true
 		x.err = &abandonedError{worker: failed}
 		c.mu.aborted = true
-		c.mu.cond.Broadcast()
+		c.wakeLocked()
 		panic(x.err)
 	}
 }

@@ -2,11 +2,9 @@ package strategy
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gotrain/gotrain/graph"
 	"github.com/gotrain/gotrain/internal/loops"
@@ -285,23 +283,17 @@ func (tr *trace) sumProduct(r int, p splitPart) {
 
 // stepBarrier is where the replicas meet after running their programs and
 // before applying the split updates: no replica may write a variable that
-// another is still reading, and none may write at all when one failed.
-//
-// A replica that arrives early spins for a while before it sleeps: the
-// others usually finish within tens of microseconds, and waking a sleeping
-// thread costs about as much on a virtual machine.
+// another is still reading, and none may write at all when one failed. A
+// replica that arrives early spins before it sleeps (see wait.go).
 type stepBarrier struct {
 	n       int
-	spin    bool // spin before sleeping (there is a processor for each replica)
+	spin    bool // spin before sleeping (spinning)
 	mu      sync.Mutex
 	cond    sync.Cond
 	arrived int
 	failed  bool
 	open    atomic.Bool
 }
-
-// barrierSpin bounds how long an early replica spins.
-const barrierSpin = 200 * time.Microsecond
 
 func newStepBarrier(n int) *stepBarrier {
 	b := &stepBarrier{n: n}
@@ -313,7 +305,7 @@ func newStepBarrier(n int) *stepBarrier {
 func (b *stepBarrier) reset() {
 	b.arrived, b.failed = 0, false
 	b.open.Store(false)
-	b.spin = runtime.GOMAXPROCS(0) >= b.n
+	b.spin = spinning(b.n)
 }
 
 // wait marks the calling replica arrived, failed or not, waits for every
@@ -344,18 +336,10 @@ func (b *stepBarrier) waitThen(failed bool, last func(ok bool) bool) bool {
 		return ok
 	}
 	b.mu.Unlock()
-	if b.spin {
-		start := time.Now()
-		for i := 1; ; i++ {
-			if b.open.Load() {
-				// failed was written before open under the lock, and
-				// nobody writes it again before reset.
-				return !b.failed
-			}
-			if i%256 == 0 && time.Since(start) > barrierSpin {
-				break
-			}
-		}
+	// failed was written before open under the lock, and nobody writes
+	// it again before reset.
+	if b.spin && spinUntil(b.open.Load) {
+		return !b.failed
 	}
 	b.mu.Lock()
 	for !b.open.Load() {

@@ -156,7 +156,11 @@ type Mirrored struct {
 // NewMirrored returns a strategy with one replica per GPU when the binary
 // is built with -tags cuda and NVIDIA GPUs are present, else one replica per
 // CPU core, or as the options say (WithReplicas and WithDevices("cpu:0", …)
-// keep it on CPUs), and starts its replica goroutines.
+// keep it on CPUs), and starts its replica goroutines. For CPU replicas
+// with a core each it raises GOMAXPROCS to one more than the replicas,
+// unless GOMAXPROCS is set in the environment: the replicas spin where they
+// wait for each other, and the runtime keeps a processor for its other
+// goroutines (see wait.go).
 func NewMirrored(opts ...Option) *Mirrored {
 	c := config{replicas: runtime.NumCPU(), dtype: graph.Float32, setBLAS: true, checkNumerics: true, warn: os.Stderr}
 	for _, o := range opts {
@@ -187,6 +191,9 @@ func NewMirrored(opts ...Option) *Mirrored {
 	}
 	if c.setBLAS {
 		blas.SetThreads(max(1, runtime.NumCPU()/len(c.devices)))
+	}
+	if gpus == nil {
+		reserveProcessor(len(c.devices))
 	}
 	live.add(s)
 	return s
