@@ -63,7 +63,11 @@ func spinning(n int) bool {
 // per host). A replica spinning on a core another process's replica needs
 // would delay the replica it waits for.
 func hostReplicas(n int) int {
-	if local, err := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE")); err == nil && local > 1 {
+	v := os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE")
+	if v == "" {
+		return n // and no Atoi, whose error allocates at every step
+	}
+	if local, err := strconv.Atoi(v); err == nil && local > 1 {
 		return n * local
 	}
 	return n

@@ -167,6 +167,9 @@ func TestReserveProcessor(t *testing.T) {
 
 	t.Setenv("GOMAXPROCS", "")
 	t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "")
+	if n := testing.AllocsPerRun(10, func() { spinning(2) }); n != 0 {
+		t.Errorf("spinning, which every step calls, allocates %v times, want 0", n)
+	}
 	runtime.GOMAXPROCS(2)
 	s := NewMirrored(WithReplicas(2))
 	defer s.Close()
