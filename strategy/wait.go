@@ -76,9 +76,8 @@ func hostReplicas(n int) int {
 // reserveProcessor raises GOMAXPROCS to n+1 for n CPU replicas that have a
 // core each, unless the user set GOMAXPROCS: the replicas keep their
 // processors while they compute in C, and the runtime's other goroutines
-// (the input pipeline, the kernel's) run on the one left. It never lowers
-// GOMAXPROCS; beyond the cores the extra processor runs only what would
-// otherwise wait for a replica's.
+// (the input pipeline, the kernel's) run on the one left, sharing a core
+// with a replica while they run. It never lowers GOMAXPROCS.
 func reserveProcessor(n int) {
 	if n < 2 || hostReplicas(n) > runtime.NumCPU() || os.Getenv("GOMAXPROCS") != "" {
 		return
