@@ -11,9 +11,9 @@ import (
 	"strings"
 )
 
-// Late binding: a name declared again with the same type is the
-// same name to every cell, as a notebook user expects, not a new one that
-// only later cells see.
+// Late binding: a name declared again with the same type is the same name
+// to every cell, as a notebook user expects, not a new one that only later
+// cells see.
 //
 //   - A top-level function has a slot (rt.Slot), a package variable of its
 //     first declaring cell's package, that holds the newest definition of
@@ -43,8 +43,8 @@ import (
 //     hold). Earlier functions keep the old one, and a note names them;
 //     where none does, nothing is printed.
 //   - A method of a type without type parameters has a slot too, in its
-//     type's cell: every method starts with the hand-over, so a
-//     later cell that declares it again with its receiver and signature
+//     type's cell: every method starts with the hand-over, so a later
+//     cell that declares it again with its receiver and signature
 //     compiles it as a function of the receiver and the parameters
 //     (rebindDecls) and stores that in the slot; values made before and
 //     after, method values and interfaces all run it, and the type is not

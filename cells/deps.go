@@ -11,9 +11,9 @@ import (
 
 // A traced step function (package strategy) keeps what it read when it was
 // traced: an optimizer, a model, a float folded into its graph. So that
-// reassigning such a session variable makes the next Run trace again,
-// each function a cell declares registers the session
-// variables it reads with internal/stepdeps, through rt.Deps:
+// reassigning such a session variable makes the next Run trace again, each
+// function a cell declares registers the session variables it reads with
+// internal/stepdeps, through rt.Deps:
 //   - a function or method, in the cell's init;
 //   - a func literal assigned to a top-level variable, right after the
 //     assignment, each time it runs;

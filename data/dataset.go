@@ -632,7 +632,7 @@ type repeatStream struct {
 func (s *repeatStream) next() ([]Tensor, bool) {
 	for {
 		if s.cur == nil {
-			if s.e != nil || (s.count >= 0 && s.passes >= s.count) {
+			if !s.another() {
 				return nil, false
 			}
 			s.startPass(nil)
@@ -647,11 +647,16 @@ func (s *repeatStream) next() ([]Tensor, bool) {
 		if s.inPass == 0 {
 			s.count, s.passes = 0, 0 // an empty pass: stop
 		}
-		if s.e == nil && (s.count < 0 || s.passes < s.count) {
+		if s.another() {
 			s.startPass(ended)
 		}
 		ended.close()
 	}
+}
+
+// another reports whether a pass follows the ones opened so far.
+func (s *repeatStream) another() bool {
+	return s.e == nil && (s.count < 0 || s.passes < s.count)
 }
 
 // startPass opens the next pass. The pass that ended, if any, hands it what

@@ -14,8 +14,9 @@ const maxQueued = 4096
 // and the shell worker has not yet served, in arrival order. Its push
 // never waits while there is room, so the reader keeps reading while cells
 // run and queue: that is what lets a new client's kernel_info_request be
-// answered at once instead of behind a burst of cells (see queueShell). It counts the requests of each client queued or being
-// served, to tell whose replies a request could overtake. A client is its
+// answered at once instead of behind a burst of cells (see queueShell). It
+// counts the requests of each client queued or being served, to tell whose
+// replies a request could overtake. A client is its
 // shell socket's routing identity, not its session: the clients a
 // jupyter_client KernelManager makes all share the manager's session.
 type shellQueue struct {

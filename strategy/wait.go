@@ -58,19 +58,22 @@ func spinning(n int) bool {
 }
 
 // hostReplicas is the number of replicas sharing this host's cores: the
-// process's n times the processes mpirun started on the host, when this is
-// one of them (workers simulating several hosts on one, or several ranks
-// per host). A replica spinning on a core another process's replica needs
-// would delay the replica it waits for.
-func hostReplicas(n int) int {
-	v := os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE")
-	if v == "" {
-		return n // and no Atoi, whose error allocates at every step
+// process's n times the processes mpirun started on the host (workers
+// simulating several hosts on one, or several ranks per host). A replica
+// spinning on a core another process's replica needs would delay the
+// replica it waits for.
+func hostReplicas(n int) int { return n * localRanks }
+
+// localRanks is the number of processes mpirun started on this host, this
+// one among them, or 1 without mpirun: OMPI_COMM_WORLD_LOCAL_SIZE, read
+// once, since a process's mpirun does not change.
+var localRanks = parseLocalRanks(os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+
+func parseLocalRanks(v string) int {
+	if n, err := strconv.Atoi(v); err == nil && n > 1 {
+		return n
 	}
-	if local, err := strconv.Atoi(v); err == nil && local > 1 {
-		return n * local
-	}
-	return n
+	return 1
 }
 
 // reserveProcessor raises GOMAXPROCS to n+1 for n CPU replicas that have a

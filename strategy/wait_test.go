@@ -136,6 +136,7 @@ func TestReserveProcessor(t *testing.T) {
 		t.Skip("needs 2 CPUs: one replica never waits for another")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer func(n int) { localRanks = n }(localRanks)
 	for _, tc := range []struct {
 		env       string // GOMAXPROCS
 		local     string // OMPI_COMM_WORLD_LOCAL_SIZE
@@ -155,7 +156,7 @@ func TestReserveProcessor(t *testing.T) {
 		{"2", "", 2, 2, 2, false, "GOMAXPROCS set by the user"},
 	} {
 		t.Setenv("GOMAXPROCS", tc.env)
-		t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", tc.local)
+		localRanks = parseLocalRanks(tc.local)
 		runtime.GOMAXPROCS(tc.procs)
 		reserveProcessor(tc.replicas)
 		procs, spin := runtime.GOMAXPROCS(0), spinning(tc.replicas)
@@ -166,7 +167,7 @@ func TestReserveProcessor(t *testing.T) {
 	}
 
 	t.Setenv("GOMAXPROCS", "")
-	t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "")
+	localRanks = 1
 	if n := testing.AllocsPerRun(10, func() { spinning(2) }); n != 0 {
 		t.Errorf("spinning, which every step calls, allocates %v times, want 0", n)
 	}

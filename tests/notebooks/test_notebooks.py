@@ -456,7 +456,6 @@ class Pitfalls(unittest.TestCase):
         self.assertIn("ran", cell_text(self.cells[7]))
 
 
-
 class Console(unittest.TestCase):
     """jupyter-console ignores update_display_data, so the monitor's display stays at its first state;
     Done prints the final progress line, which the console shows."""
